@@ -1,0 +1,128 @@
+"""Primitive encodings of the Kafka protocol (kraft-format.md section 1).
+
+Readers take ``(buf, pos)`` and return ``(value, new_pos)``; ``buf`` may be
+``bytes``, ``bytearray``, ``memoryview`` or an ``mmap``: anything that
+indexes to ints. Writers append to a ``bytearray``. These sit on the hot
+path, so the common one-byte case is handled before any loop.
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+
+from ..errors import RecordDecodeError
+
+INT8 = struct.Struct(">b")
+INT16 = struct.Struct(">h")
+INT32 = struct.Struct(">i")
+INT64 = struct.Struct(">q")
+UINT16 = struct.Struct(">H")
+UINT32 = struct.Struct(">I")
+FLOAT64 = struct.Struct(">d")
+
+ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
+ZERO_UUID_BYTES = bytes(16)
+
+
+def read_uvarint(buf, pos: int) -> tuple[int, int]:
+    """Unsigned varint, at most 5 bytes, as Java's ``readUnsignedVarint``."""
+    b = buf[pos]
+    if b < 0x80:
+        return b, pos + 1
+    value = b & 0x7F
+    shift = 7
+    pos += 1
+    while True:
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value & 0xFFFFFFFF, pos
+        shift += 7
+        if shift > 28:
+            raise RecordDecodeError("illegal varint: more than 5 bytes")
+
+
+def read_varint(buf, pos: int) -> tuple[int, int]:
+    """Zigzag-encoded signed varint (int32), at most 5 bytes."""
+    b = buf[pos]
+    if b < 0x80:
+        return (b >> 1) ^ -(b & 1), pos + 1
+    u, pos = read_uvarint(buf, pos)
+    u &= 0xFFFFFFFF
+    return (u >> 1) ^ -(u & 1), pos
+
+
+def read_varlong(buf, pos: int) -> tuple[int, int]:
+    """Zigzag-encoded signed varlong (int64), at most 10 bytes."""
+    b = buf[pos]
+    if b < 0x80:
+        return (b >> 1) ^ -(b & 1), pos + 1
+    value = 0
+    shift = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            break
+        shift += 7
+        if shift > 63:
+            raise RecordDecodeError("illegal varlong: more than 10 bytes")
+    value &= 0xFFFFFFFFFFFFFFFF
+    return (value >> 1) ^ -(value & 1), pos
+
+
+def write_uvarint(out: bytearray, value: int) -> None:
+    value &= 0xFFFFFFFF
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+
+
+def write_varint(out: bytearray, value: int) -> None:
+    write_uvarint(out, ((value << 1) ^ (value >> 31)) & 0xFFFFFFFF)
+
+
+def write_varlong(out: bytearray, value: int) -> None:
+    u = ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
+    while u >= 0x80:
+        out.append((u & 0x7F) | 0x80)
+        u >>= 7
+    out.append(u)
+
+
+def varint_size(value: int) -> int:
+    u = ((value << 1) ^ (value >> 31)) & 0xFFFFFFFF
+    n = 1
+    while u >= 0x80:
+        u >>= 7
+        n += 1
+    return n
+
+
+_UUID_TEXT: dict[bytes, str] = {}
+
+
+def uuid_to_str(raw: bytes) -> str:
+    """16 bytes -> Kafka's 22-character URL-safe base64 text (memoised:
+    topic ids repeat once per partition)."""
+    text = _UUID_TEXT.get(raw)
+    if text is None:
+        if len(raw) != 16:
+            raise RecordDecodeError("uuid needs 16 bytes")
+        text = base64.urlsafe_b64encode(raw)[:22].decode("ascii")
+        if len(_UUID_TEXT) > 1_000_000:
+            _UUID_TEXT.clear()
+        _UUID_TEXT[bytes(raw)] = text
+    return text
+
+
+def uuid_from_str(text: str) -> bytes:
+    """Kafka's base64 UUID text -> 16 bytes."""
+    raw = base64.urlsafe_b64decode(text + "==")
+    if len(raw) != 16:
+        raise ValueError(f"not a Kafka UUID: {text!r}")
+    return raw
