@@ -1,0 +1,95 @@
+"""The node protocol of the virtual tree, and small generic nodes.
+
+The tree is a *view*: nodes are made on demand from the image when someone
+looks (``child`` / ``children``), so listing ``/topics`` never builds a node
+per partition. Image-specific nodes live in ``tree.py``; the generic ones
+here serve tests, ``/local`` and any fixed directory.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+
+def sort_names(names: Iterable[str]) -> list[str]:
+    """Numeric order when every name is an integer (partitions, broker ids),
+    lexical order otherwise."""
+    names = list(names)
+    try:
+        return sorted(names, key=int)
+    except ValueError:
+        return sorted(names)
+
+
+class Node:
+    """Base of every tree node. Subclasses override what applies."""
+
+    is_dir = False
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def children(self) -> list[str]:
+        return []
+
+    def child(self, name: str) -> "Node | None":
+        return None
+
+    def value(self) -> Any:
+        return None
+
+    def last_change(self) -> "tuple[int, int] | None":
+        """(offset, timestamp ms) of the record that last changed this node."""
+        return None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+class Leaf(Node):
+    """A file whose value is computed on demand (or given)."""
+
+    def __init__(self, name: str, value: Any = None, *, compute: Callable[[], Any] | None = None,
+                 change: "tuple[int, int] | None" = None):
+        super().__init__(name)
+        self._value = value
+        self._compute = compute
+        self._change = change
+
+    def value(self) -> Any:
+        return self._compute() if self._compute is not None else self._value
+
+    def last_change(self):
+        return self._change
+
+
+class DictDir(Node):
+    """A directory over a mapping of name -> Node, or name -> factory() -> Node."""
+
+    is_dir = True
+
+    def __init__(self, name: str, entries: "dict[str, Any] | None" = None,
+                 change: "tuple[int, int] | None" = None):
+        super().__init__(name)
+        self._entries = entries if entries is not None else {}
+        self._change = change
+
+    def children(self) -> list[str]:
+        return sort_names(self._entries)
+
+    def child(self, name: str) -> "Node | None":
+        entry = self._entries.get(name)
+        if entry is None:
+            return None
+        return entry() if callable(entry) and not isinstance(entry, Node) else entry
+
+    def last_change(self):
+        return self._change
+
+
+def from_json(name: str, value: Any) -> Node:
+    """A tree of DictDir/Leaf from nested dicts (dicts become directories).
+    Handy for tests and fixed parts of the tree."""
+    if isinstance(value, dict):
+        return DictDir(name, {k: from_json(k, v) for k, v in value.items()})
+    return Leaf(name, value)
