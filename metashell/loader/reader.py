@@ -1,0 +1,315 @@
+"""Reading one file: batches of decoded records.
+
+``read_file`` maps the file read-only (nothing is ever written, created or
+locked next to it), walks its batches with :class:`BatchScanner`, inflates
+compressed payloads and parses the records of each batch (kraft-format.md
+section 3). The per-record loop below is the decoder's hot path: varints
+are read inline for their common one-byte form.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import CorruptDataError, InputError, RecordDecodeError
+from . import catalog
+from .batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, BatchScanner
+from .compression import decompress
+from .primitives import INT16, read_varint, read_varlong
+from .records import CONTROL, METADATA, UNDECODABLE, Record, fill_metadata
+
+
+@dataclass(slots=True)
+class Batch:
+    """A batch header and its records."""
+
+    header: BatchHeader
+    records: list[Record]
+
+    @property
+    def is_control(self) -> bool:
+        return self.header.is_control
+
+    @property
+    def base_offset(self) -> int:
+        return self.header.base_offset
+
+    @property
+    def last_offset(self) -> int:
+        return self.header.last_offset
+
+    @property
+    def append_time(self) -> int:
+        return self.header.max_timestamp
+
+    @property
+    def epoch(self) -> int:
+        return self.header.epoch
+
+
+@dataclass
+class FileSummary:
+    """What reading a file found besides records: how it ended and what was skipped."""
+
+    path: str
+    size: int
+    end_reason: str = "end"
+    end_position: int = 0
+    problems: list[CorruptDataError] = field(default_factory=list)
+
+    def notes(self) -> list[str]:
+        """One-line, human notes about the end of the data."""
+        out = []
+        if self.end_reason == "torn":
+            out.append(f"{self.path} (byte {self.end_position}): the last batch is incomplete "
+                       f"({self.size - self.end_position} bytes, a partly written batch); "
+                       "treated as the end of the data")
+        elif self.end_reason == "zeros":
+            out.append(f"{self.path} (byte {self.end_position}): zero padding to the end of the "
+                       "file; treated as the end of the data")
+        elif self.end_reason == "tail":
+            out.append(f"{self.path} (byte {self.end_position}): {self.size - self.end_position} "
+                       "trailing bytes too short to be a batch; ignored")
+        return out
+
+
+class FileReader:
+    """Iterates the :class:`Batch` es of one file.
+
+    ``skip_damage``: skip a damaged batch (recorded in ``summary.problems``)
+    instead of raising :class:`CorruptDataError`. ``lazy``: decode metadata
+    bodies only when ``record.data`` is used. ``frame_hint``: the frame
+    version of the file's data records, when known, to pick the 2.8
+    LeaderChangeMessage layout.
+    """
+
+    def __init__(self, path, *, verify_crc: bool = True, skip_damage: bool = False,
+                 lazy: bool = False):
+        self.path = Path(path)
+        self.verify_crc = verify_crc
+        self.skip_damage = skip_damage
+        self.lazy = lazy
+        self.buf = _map(self.path)
+        self.summary = FileSummary(str(self.path), len(self.buf))
+        self._saw_frame0 = False
+
+    def __iter__(self):
+        scanner = BatchScanner(self.buf, self.path, verify_crc=self.verify_crc,
+                               skip=self.skip_damage)
+        try:
+            for header in scanner:
+                try:
+                    records = self._records(header)
+                except CorruptDataError as err:
+                    if not self.skip_damage:
+                        raise
+                    scanner.problems.append(err)
+                    continue
+                yield Batch(header, records)
+        finally:
+            self.summary.end_reason = scanner.end_reason or "end"
+            self.summary.end_position = scanner.end_position
+            self.summary.problems = scanner.problems
+
+    # -- records of one batch ------------------------------------------------------
+
+    def _records(self, h: BatchHeader) -> list[Record]:
+        buf = self.buf
+        pos = h.position + HEADER_SIZE
+        end = h.position + LOG_OVERHEAD + h.length
+        if h.codec:
+            try:
+                buf = decompress(h.codec, bytes(buf[pos:end]))
+            except ValueError as e:
+                raise CorruptDataError(self.path, h.position, f"a valid compressed payload ({e})",
+                                       h.base_offset) from None
+            pos, end = 0, len(buf)
+        try:
+            return self._parse(h, buf, pos, end)
+        except (IndexError, RecordDecodeError) as e:
+            raise CorruptDataError(self.path, h.position,
+                                   f"well-formed records in the batch ({_why(e)})", h.base_offset) from None
+
+    def _parse(self, h: BatchHeader, buf, pos: int, end: int) -> list[Record]:
+        base, base_ts, epoch, bpos = h.base_offset, h.base_timestamp, h.epoch, h.position
+        append_ts = h.max_timestamp if h.log_append_time else None
+        control = h.is_control
+        lazy = self.lazy
+        out = []
+        for _ in range(h.count):
+            # length: zigzag varint
+            b = buf[pos]
+            if b < 0x80:
+                length = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                length, pos = read_varint(buf, pos)
+            rstart = pos
+            rend = pos + length
+            if length < 6 or rend > end:
+                raise RecordDecodeError(f"record at payload byte {rstart - 1} declares length {length}")
+            attributes = buf[pos]
+            # timestampDelta: zigzag varlong (0 in everything KRaft writes)
+            b = buf[pos + 1]
+            if b < 0x80:
+                ts_delta = (b >> 1) ^ -(b & 1)
+                pos += 2
+            else:
+                ts_delta, pos = read_varlong(buf, pos + 1)
+            # offsetDelta: zigzag varint
+            b = buf[pos]
+            if b < 0x80:
+                offset_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                offset_delta, pos = read_varint(buf, pos)
+            # key: zigzag varint length, -1 = null
+            b = buf[pos]
+            if b == 1:
+                key = None
+                pos += 1
+            else:
+                klen, pos = read_varint(buf, pos)
+                if klen < 0:
+                    raise RecordDecodeError(f"negative key length {klen}")
+                key = bytes(buf[pos:pos + klen])
+                pos += klen
+            # value: zigzag varint length, -1 = null
+            b = buf[pos]
+            if b < 0x80:
+                vlen = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                vlen, pos = read_varint(buf, pos)
+            vstart = pos
+            if vlen > 0:
+                pos += vlen
+            # headers: count, then (key, value) pairs
+            b = buf[pos]
+            if b == 0:
+                headers = ()
+                pos += 1
+            else:
+                headers, pos = _headers(buf, pos)
+            if pos != rend:
+                raise RecordDecodeError(f"record at payload byte {rstart - 1} declares {length} bytes "
+                                        f"but its fields take {pos - rstart}")
+            offset = base + offset_delta
+            ts = append_ts if append_ts is not None else base_ts + ts_delta
+            rec = Record(offset, ts, epoch, METADATA, "", None, None, None, bpos)
+            if attributes:
+                rec.attributes = attributes
+            if headers:
+                rec.headers = headers
+            if control:
+                rec.key = key
+                self._control(rec, key, buf, vstart, vstart + max(vlen, 0), vlen)
+            else:
+                if key is not None:
+                    rec.key = key
+                if vlen < 0:
+                    rec.name = "UnknownRecord"
+                    rec.make_undecodable("data record has a null value")
+                else:
+                    fill_metadata(rec, buf, vstart, vstart + vlen, lazy)
+                    if rec.frame == 0:
+                        self._saw_frame0 = True
+            out.append(rec)
+        if pos != end:
+            raise RecordDecodeError(f"{end - pos} byte(s) left after the {h.count} records the batch declares")
+        return out
+
+    def _control(self, rec: Record, key, buf, vstart: int, vend: int, vlen: int) -> None:
+        rec.kind = CONTROL
+        rec.version = 0
+        if key is None or len(key) < 4:
+            rec.name = "UnknownControlRecord"
+            rec._raw = bytes(buf[vstart:vend])
+            rec.make_undecodable("control record key shorter than 4 bytes")
+            return
+        key_version, ctype = INT16.unpack_from(key, 0)[0], INT16.unpack_from(key, 2)[0]
+        rec.api_key = ctype
+        spec = catalog.CONTROL.get(ctype)
+        if key_version < 0 or spec is None or vlen < 0:
+            rec.name = f"ControlRecord({catalog.CONTROL_NAMES.get(ctype, ctype)})"
+            rec._raw = bytes(buf[vstart:vend]) if vlen > 0 else b""
+            rec.make_undecodable("negative control key version" if key_version < 0 else
+                                 "null control value" if vlen < 0 else f"unknown control record type {ctype}")
+            return
+        rec.name = spec.name
+        candidates = [spec]
+        if ctype == 2:  # LeaderChangeMessage: 2.8 wrote it without the leading Version field
+            alt = catalog.LEADER_CHANGE_2_8
+            candidates = [alt, spec] if self._saw_frame0 else [spec, alt]
+        reason = None
+        for cand in candidates:
+            try:
+                rec._data, _ = cand.decode(0, buf, vstart, vend)
+                rec._spec = cand
+                rec.layout = cand.layout
+                return
+            except RecordDecodeError as e:
+                reason = reason or str(e)
+        rec._raw = bytes(buf[vstart:vend])
+        rec.make_undecodable(reason)
+
+
+def _headers(buf, pos: int):
+    count, pos = read_varint(buf, pos)
+    if count < 0:
+        raise RecordDecodeError(f"negative header count {count}")
+    headers = []
+    for _ in range(count):
+        klen, pos = read_varint(buf, pos)
+        if klen < 0:
+            raise RecordDecodeError("null header key")
+        hkey = str(buf[pos:pos + klen], "utf-8")
+        pos += klen
+        vlen, pos = read_varint(buf, pos)
+        if vlen < 0:
+            hval = None
+        else:
+            hval = bytes(buf[pos:pos + vlen])
+            pos += vlen
+        headers.append((hkey, hval))
+    return tuple(headers), pos
+
+
+def _why(e: Exception) -> str:
+    if isinstance(e, IndexError):
+        return "a record runs past the end of the batch"
+    return str(e)
+
+
+def _map(path: Path):
+    """Map a file read-only; an empty file maps to ``b""``."""
+    try:
+        if path.is_dir():
+            raise InputError(path, "is a directory, expected a metadata file")
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size == 0:
+                return b""
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except PermissionError:
+        raise InputError(path, "permission denied") from None
+    except IsADirectoryError:
+        raise InputError(path, "is a directory, expected a metadata file") from None
+    except OSError as e:
+        raise InputError(path, e.strerror or str(e)) from None
+
+
+def read_file(path, **options):
+    """Iterate the batches of one file (see :class:`FileReader` for options)."""
+    return FileReader(path, **options)
+
+
+def read_records(path, **options):
+    """Every record of one file, in order (convenience for tools and tests)."""
+    for batch in FileReader(path, **options):
+        yield from batch.records

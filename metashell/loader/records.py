@@ -1,0 +1,196 @@
+"""Records as the loader yields them, and the metadata record frame.
+
+A data-batch record value is ``uvarint frameVersion, uvarint apiKey,
+uvarint version, body`` (kraft-format.md section 8); a control-batch record
+has a 4-byte key ``int16 version, int16 type`` and a value encoded at the
+fixed control schema version 0 (section 7).
+
+A :class:`Record` may be *lazy*: the reader reads only the frame header and
+keeps where the body is, and the body is decoded when ``data`` is first
+asked for. The replay engine uses this to index a million partitions
+without decoding them. A body that matches no layout turns the record into
+``kind == "undecodable"`` with its raw bytes and a reason; it never raises.
+"""
+
+from __future__ import annotations
+
+from ..errors import RecordDecodeError
+from . import catalog
+from .primitives import read_uvarint, write_uvarint
+
+METADATA, CONTROL, UNDECODABLE = "metadata", "control", "undecodable"
+
+
+class Record:
+    """One record of a batch. See docs/architecture.md for the attributes."""
+
+    __slots__ = ("offset", "timestamp", "epoch", "kind", "name", "api_key", "version",
+                 "frame", "layout", "error", "position", "key", "headers", "attributes",
+                 "_data", "_spec", "_buf", "_vstart", "_body", "_end", "_raw")
+
+    def __init__(self, offset: int, timestamp: int, epoch: int, kind: str, name: str,
+                 api_key: int | None, version: int | None, data: dict | None = None,
+                 position: int = -1):
+        self.offset = offset
+        self.timestamp = timestamp
+        self.epoch = epoch
+        self.kind = kind
+        self.name = name
+        self.api_key = api_key
+        self.version = version
+        self.frame = 1
+        self.layout = None
+        self.error = None
+        self.position = position
+        self.key = None
+        self.headers = ()
+        self.attributes = 0
+        self._data = data
+        self._spec = None
+        self._buf = None
+        self._vstart = 0
+        self._body = 0
+        self._end = 0
+        self._raw = None
+
+    # -- the decoded value -------------------------------------------------------
+
+    @property
+    def data(self) -> dict | None:
+        """The decoded fields (JSON names), decoding a lazy record on first use.
+        ``None`` when the record is undecodable."""
+        if self._data is None and self._spec is not None:
+            self._decode()
+        return self._data
+
+    def peek(self) -> dict | None:
+        """The decoded fields without keeping them: for lazy records that are
+        folded on demand (a million partitions must not stay decoded).
+        Marks the record undecodable, and returns None, if the body is bad."""
+        if self._data is not None or self._spec is None:
+            return self._data
+        if self._buf is None:
+            return self.data
+        try:
+            data, _ = self._spec.decode(self.version, self._buf, self._body, self._end)
+            return data
+        except RecordDecodeError:
+            return self.data  # full path: tries superseded layouts, or marks undecodable
+
+    @property
+    def spec(self):
+        """The catalog ``Message`` the body was (or will be) decoded with."""
+        return self._spec
+
+    @property
+    def raw(self) -> bytes | None:
+        """The record value as stored: kept for undecodable records, and
+        available for lazy records until they are decoded."""
+        if self._raw is not None:
+            return self._raw
+        if self._buf is None:
+            return None
+        return bytes(self._buf[self._vstart:self._end])
+
+    def _decode(self) -> None:
+        spec, buf, body, end = self._spec, self._buf, self._body, self._end
+        try:
+            self._data, _ = spec.decode(self.version, buf, body, end)
+        except RecordDecodeError as first:
+            for alt in catalog.SUPERSEDED.get(self.api_key, ()) if self.frame == 1 else ():
+                if self.version in alt.valid_range:
+                    try:
+                        self._data, _ = alt.decode(self.version, buf, body, end)
+                    except RecordDecodeError:
+                        continue
+                    self._spec = alt
+                    self.layout = alt.layout
+                    self._release()
+                    return
+            self.make_undecodable(str(first))
+            return
+        self._release()
+
+    def _release(self) -> None:
+        self._buf = None
+
+    def make_undecodable(self, reason: str) -> None:
+        if self._raw is None and self._buf is not None:
+            self._raw = bytes(self._buf[self._vstart:self._end])
+        self._buf = None
+        self.kind = UNDECODABLE
+        self.error = reason
+        self._data = None
+        self._spec = None
+
+    def __repr__(self) -> str:
+        return f"<Record {self.offset} {self.name} v{self.version} {self.kind}>"
+
+
+def decode_frame(buf, pos: int, end: int) -> tuple[int, int, int, int]:
+    """``(frameVersion, apiKey, version, body_pos)`` of a metadata value."""
+    frame, pos = read_uvarint(buf, pos)
+    api_key, pos = read_uvarint(buf, pos)
+    version, pos = read_uvarint(buf, pos)
+    if pos > end:
+        raise RecordDecodeError("value ends inside the frame header")
+    return frame, api_key, version, pos
+
+
+def resolve_metadata(frame: int, api_key: int, version: int):
+    """The catalog message for a frame header, or a one-line reason it has none."""
+    if frame == 1:
+        spec = catalog.METADATA.get(api_key)
+    elif frame == 0:
+        spec = catalog.METADATA_2_8.get(api_key)
+    else:
+        return None, f"unknown metadata frame version {frame}"
+    if spec is None:
+        return None, f"unknown metadata record type (apiKey {api_key}, frame {frame})"
+    if version not in spec.valid_range:
+        return None, f"{spec.name} has no version {version} (known: {spec.valid})"
+    return spec, None
+
+
+def encode_value(spec, version: int, data: dict) -> bytes:
+    """A metadata record value: frame header + body."""
+    out = bytearray()
+    write_uvarint(out, spec.frame)
+    write_uvarint(out, spec.api_key)
+    write_uvarint(out, version)
+    spec.encode(version, data, out)
+    return bytes(out)
+
+
+def decode_value(value: bytes) -> Record:
+    """Decode one metadata record value on its own (offset/time unknown)."""
+    rec = Record(-1, -1, -1, METADATA, "", None, None)
+    fill_metadata(rec, value, 0, len(value), lazy=False)
+    return rec
+
+
+def fill_metadata(rec: Record, buf, vstart: int, vend: int, lazy: bool) -> None:
+    """Read the frame header of the value at ``buf[vstart:vend]`` into ``rec``
+    and decode the body now (or later, if ``lazy``)."""
+    rec._vstart = vstart
+    try:
+        frame, api_key, version, body = decode_frame(buf, vstart, vend)
+    except (RecordDecodeError, IndexError) as e:
+        rec.name = "UnknownRecord"
+        rec._raw = bytes(buf[vstart:vend])
+        rec.make_undecodable(f"bad metadata frame header: {e}")
+        return
+    rec.frame, rec.api_key, rec.version = frame, api_key, version
+    spec, reason = resolve_metadata(frame, api_key, version)
+    if spec is None:
+        rec.name = "UnknownRecord"
+        rec._raw = bytes(buf[vstart:vend])
+        rec.make_undecodable(reason)
+        return
+    rec.name = spec.name
+    rec._spec = spec
+    rec._buf = buf
+    rec._body = body
+    rec._end = vend
+    if not lazy:
+        rec._decode()

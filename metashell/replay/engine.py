@@ -1,0 +1,587 @@
+"""Replaying records into the image with Kafka's ``MetadataDelta`` semantics.
+
+One ``_apply_<RecordName>`` method per record type, in apiKey order, each
+following what Kafka's image deltas do (kafka-metadata-shell-reference.md
+section 4.2). A record that cannot be applied is reported as a
+:class:`Problem` with its offset and skipped; the rest still loads.
+
+Partition records are not decoded here: the engine reads their entity key
+(topic id, partition id) from fixed positions of the raw body and files the
+lazy record under its partition; :meth:`ReplayEngine.fold_partition`
+decodes and merges them when the partition is looked at.
+
+Metadata transactions (Begin/End/AbortTransactionRecord) buffer records and
+apply them at End; Abort, or the end of input, drops them. A snapshot
+replaces all state. ``until_offset`` / ``until_time`` stop the replay at a
+point in the log (time travel).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..loader.primitives import INT32, uuid_to_str
+from ..loader.records import CONTROL, UNDECODABLE, Record
+from .image import (BrokerState, ControllerState, Entity, Image, PartitionState,
+                    TopicState)
+
+MIGRATING_DIR = "AAAAAAAAAAAAAAAAAAAAAA"
+NO_LEADER_CHANGE = -2
+CONFIG_TYPES = {0: "unknown", 2: "topic", 4: "broker", 8: "broker_logger",
+                16: "client_metrics", 32: "group"}
+SCRAM_MECHANISMS = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
+
+
+@dataclass
+class Problem:
+    """A record that could not be decoded or applied."""
+
+    offset: int
+    message: str
+    source: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.source} " if self.source else ""
+        return f"{where}offset {self.offset}: {self.message}"
+
+
+class ApplyError(Exception):
+    """Raised inside an ``_apply_*`` method: the record is skipped and reported."""
+
+
+class ReplayEngine:
+    def __init__(self, *, until_offset: int | None = None, until_time: int | None = None):
+        self.image = Image()
+        self.until_offset = until_offset
+        self.until_time = until_time
+        self.problems: list[Problem] = []
+        self.applied = 0          # metadata records applied
+        self.skipped = 0          # records reported as problems
+        self.aborted = 0          # records dropped by AbortTransaction / end of input
+        self.by_type: dict[str, int] = {}
+        self.reached_limit = False
+        self.source = ""          # label for problems (file name)
+        self._txn: list | None = None
+        self._txn_start = -1
+        self._snapshot = None     # (end_offset - 1, timestamp) while applying a snapshot
+        self._skip_before = -1    # log records with offset < this are covered by the snapshot
+
+    # -- feeding ------------------------------------------------------------------
+
+    def begin_snapshot(self, end_offset: int | None, timestamp: int | None, epoch: int = -1) -> None:
+        """Start applying a snapshot: all state is replaced by what it holds.
+        ``end_offset`` (exclusive, from the file name) and ``timestamp``
+        (SnapshotHeader.LastContainedLogTimestamp) stamp its entities."""
+        self.image = Image()
+        self._txn = None
+        self._snapshot = (end_offset - 1 if end_offset is not None else None, timestamp)
+        if end_offset is not None:
+            self.image.last_offset = end_offset - 1
+            self._skip_before = end_offset
+        if timestamp is not None:
+            self.image.last_time = timestamp
+        if epoch >= 0:
+            self.image.quorum.leader_epoch = epoch
+
+    def end_snapshot(self) -> None:
+        if self._txn is not None:
+            self._drop_transaction("the snapshot ended inside a metadata transaction")
+        self._snapshot = None
+
+    def apply_batch(self, batch) -> bool:
+        """Apply one batch; returns False once the time-travel limit is passed
+        (the caller can stop reading)."""
+        h = batch.header
+        in_snapshot = self._snapshot is not None
+        if not in_snapshot:
+            if self.until_time is not None and h.max_timestamp > self.until_time:
+                self.reached_limit = True
+                return False
+            if h.last_offset < self._skip_before:
+                return True
+        for rec in batch.records:
+            if not in_snapshot:
+                if rec.offset < self._skip_before:
+                    continue
+                if self.until_offset is not None and rec.offset > self.until_offset:
+                    self.reached_limit = True
+                    return False
+            self.apply(rec, h, in_snapshot)
+        if not in_snapshot and batch.records:
+            self.image.last_offset = max(self.image.last_offset, batch.records[-1].offset)
+            self.image.last_time = max(self.image.last_time, h.max_timestamp)
+        return True
+
+    def finish(self) -> None:
+        """End of input: an open transaction is dropped, as Kafka does."""
+        if self._txn is not None:
+            self._drop_transaction("the input ended inside a metadata transaction "
+                                   f"(begun at offset {self._txn_start})")
+
+    # -- one record ----------------------------------------------------------------
+
+    def apply(self, rec: Record, header=None, in_snapshot: bool = False) -> None:
+        if in_snapshot and self._snapshot[0] is not None:
+            rec.offset, rec.timestamp = self._snapshot[0], self._snapshot[1] or rec.timestamp
+        if rec.kind == CONTROL:
+            self._apply_control(rec, header)
+            return
+        if rec.kind == UNDECODABLE:
+            self._problem(rec.offset, f"undecodable {rec.name}"
+                          f"{'' if rec.version is None else ' v' + str(rec.version)}: {rec.error}")
+            return
+        name = rec.name
+        if name in ("BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"):
+            self._transaction(rec)
+            return
+        if self._txn is not None:
+            self._txn.append(rec)
+            return
+        self._dispatch(rec)
+
+    def _dispatch(self, rec: Record) -> None:
+        method = getattr(self, "_apply_" + rec.name, None)
+        if method is None:
+            self._problem(rec.offset, f"no replay rule for {rec.name}")
+            return
+        try:
+            method(rec)
+        except ApplyError as e:
+            self._problem(rec.offset, f"{rec.name}: {e}")
+            return
+        if rec.kind == UNDECODABLE:   # a lazy body turned out bad
+            self._problem(rec.offset, f"undecodable {rec.name} v{rec.version}: {rec.error}")
+            return
+        self.applied += 1
+        self.by_type[rec.name] = self.by_type.get(rec.name, 0) + 1
+
+    def _problem(self, offset: int, message: str) -> None:
+        self.skipped += 1
+        if len(self.problems) < 10_000:
+            self.problems.append(Problem(offset, message, self.source))
+
+    # -- transactions (KIP-868) -------------------------------------------------------
+
+    def _transaction(self, rec: Record) -> None:
+        name = rec.name
+        if name == "BeginTransactionRecord":
+            if self._txn is not None:
+                self._problem(rec.offset, "BeginTransactionRecord while already in a transaction "
+                                          f"(begun at offset {self._txn_start})")
+                return
+            self._txn = []
+            self._txn_start = rec.offset
+        elif self._txn is None:
+            self._problem(rec.offset, f"{name} without having seen a BeginTransactionRecord")
+            return
+        elif name == "EndTransactionRecord":
+            pending, self._txn = self._txn, None
+            for r in pending:
+                self._dispatch(r)
+        else:
+            self._drop_transaction(None)
+        self.applied += 1
+        self.by_type[name] = self.by_type.get(name, 0) + 1
+
+    def _drop_transaction(self, why: str | None) -> None:
+        pending, self._txn = self._txn or [], None
+        self.aborted += len(pending)
+        if why:
+            self.problems.append(Problem(self._txn_start, f"{why}: {len(pending)} record(s) dropped",
+                                         self.source))
+
+    # -- control records: the quorum ------------------------------------------------
+
+    def _apply_control(self, rec: Record, header) -> None:
+        q = self.image.quorum
+        d = rec.data
+        if d is None:
+            self._problem(rec.offset, f"undecodable {rec.name}: {rec.error}")
+            return
+        name = rec.name
+        if name == "LeaderChangeMessage":
+            q.leader_id = d["leaderId"]
+            if header is not None:
+                q.leader_epoch = header.epoch
+            if q.voters_from != "VotersRecord":
+                q.voters = {v["voterId"]: {} for v in d.get("voters", ())}
+                q.voters_from = "LeaderChangeMessage"
+        elif name == "KRaftVersionRecord":
+            q.kraft_version = d["kRaftVersion"]
+        elif name == "VotersRecord":
+            q.voters = {v["voterId"]: {
+                "directoryId": v["voterDirectoryId"],
+                "endpoints": [{"name": e["name"], "host": e["host"], "port": e["port"]}
+                              for e in v["endpoints"]],
+                "kraftVersion": {"min": v["kRaftVersionFeature"]["minSupportedVersion"],
+                                 "max": v["kRaftVersionFeature"]["maxSupportedVersion"]},
+            } for v in d["voters"]}
+            q.voters_from = "VotersRecord"
+        elif name == "SnapshotHeaderRecord" and self._snapshot is not None:
+            if self._snapshot[1] is None:
+                self._snapshot = (self._snapshot[0], d["lastContainedLogTimestamp"])
+            return
+        else:
+            return
+        q.change = (rec.offset, rec.timestamp)
+        self._history(("quorum",), rec)
+
+    # -- brokers and controllers ----------------------------------------------------
+
+    def _apply_RegisterBrokerRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is None:
+            return
+        bid = d["brokerId"]
+        self.image.brokers[bid] = b = BrokerState(
+            broker_id=bid, epoch=d["brokerEpoch"], registration=d,
+            fenced=d.get("fenced", True), in_controlled_shutdown=d.get("inControlledShutdown", False),
+            registered_at=rec.timestamp, log_dirs=list(d.get("logDirs", [])),
+            change=(rec.offset, rec.timestamp))
+        self._history(("broker", bid), rec)
+
+    def _apply_UnregisterBrokerRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is None:
+            return
+        self.image.brokers.pop(d["brokerId"], None)
+        self._history(("broker", d["brokerId"]), rec)
+
+    def _broker(self, bid: int, epoch: int, action: str) -> BrokerState:
+        b = self.image.brokers.get(bid)
+        if b is None:
+            raise ApplyError(f"tried to {action} broker {bid}, but that broker was not registered")
+        if b.epoch != epoch:
+            raise ApplyError(f"tried to {action} broker {bid}, but the given epoch, {epoch}, did not "
+                             f"match the current broker epoch, {b.epoch}")
+        return b
+
+    def _apply_FenceBrokerRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is None:
+            return
+        b = self._broker(d["id"], d["epoch"], "fence")
+        b.fenced = True
+        self._touch(b, ("broker", b.broker_id), rec)
+
+    def _apply_UnfenceBrokerRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is None:
+            return
+        b = self._broker(d["id"], d["epoch"], "unfence")
+        b.fenced = False
+        self._touch(b, ("broker", b.broker_id), rec)
+
+    def _apply_BrokerRegistrationChangeRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is None:
+            return
+        b = self._broker(d["brokerId"], d["brokerEpoch"], "change")
+        fenced, ics = d.get("fenced", 0), d.get("inControlledShutdown", 0)
+        if fenced not in (-1, 0, 1):
+            raise ApplyError(f"unknown value for fenced field: {fenced}")
+        if ics not in (0, 1):
+            raise ApplyError(f"unknown value for inControlledShutdown field: {ics}")
+        if fenced:
+            b.fenced = fenced == 1
+        if ics:
+            b.in_controlled_shutdown = True
+        if d.get("logDirs"):
+            b.log_dirs = list(d["logDirs"])
+        self._touch(b, ("broker", b.broker_id), rec)
+
+    def _apply_RegisterControllerRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is None:
+            return
+        cid = d["controllerId"]
+        self.image.controllers[cid] = ControllerState(cid, d, (rec.offset, rec.timestamp))
+        self._history(("controller", cid), rec)
+
+    # -- topics and partitions --------------------------------------------------------
+
+    def _apply_TopicRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is None:
+            return
+        tid, name = d["topicId"], d["name"]
+        old = self.image.topics.get(tid)
+        t = TopicState(name, tid, (rec.offset, rec.timestamp), folder=self.fold_partition)
+        self._history(("topic", tid), rec)
+        if old is not None and old.name != name and self.image.topic_names.get(old.name) == tid:
+            del self.image.topic_names[old.name]
+        self.image.topics[tid] = t
+        self.image.topic_names[name] = tid
+
+    def _partition_key(self, rec: Record) -> tuple[str, int]:
+        buf = rec._buf
+        if buf is not None:
+            b = rec._body
+            if rec._end - b >= 20:
+                return uuid_to_str(bytes(buf[b + 4:b + 20])), INT32.unpack_from(buf, b)[0]
+        d = rec.data
+        if d is None:
+            raise ApplyError("undecodable")
+        return d["topicId"], d["partitionId"]
+
+    def _apply_PartitionRecord(self, rec: Record) -> None:
+        tid, pid = self._partition_key(rec)
+        t = self.image.topics.get(tid)
+        if t is None:
+            raise ApplyError(f"unable to replay a PartitionRecord for topic id {tid}: no such topic")
+        recs = t.partition_records.get(pid)
+        if recs is None:
+            t.partition_records[pid] = [rec]
+        else:
+            recs.append(rec)
+
+    def _apply_PartitionChangeRecord(self, rec: Record) -> None:
+        tid, pid = self._partition_key(rec)
+        t = self.image.topics.get(tid)
+        recs = t.partition_records.get(pid) if t is not None else None
+        if recs is None:
+            raise ApplyError(f"unable to find partition {tid}:{pid}")
+        recs.append(rec)
+
+    def _apply_RemoveTopicRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is None:
+            return
+        tid = d["topicId"]
+        t = self.image.topics.pop(tid, None)
+        self._history(("topic", tid), rec)
+        if t is None:
+            raise ApplyError(f"unable to delete topic with id {tid}: no such topic found")
+        if self.image.topic_names.get(t.name) == tid:
+            del self.image.topic_names[t.name]
+        self.image.configs.pop(("topic", t.name), None)
+
+    def _apply_ClearElrRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is None:
+            return
+        name = d["topicName"]
+        if name:
+            t = self.image.topic_by_name(name)
+            if t is None:
+                raise ApplyError(f"unable to clear elr for topic with name {name}: no such topic found")
+            topics = [t]
+        else:
+            topics = list(self.image.topics.values())
+        for t in topics:
+            for recs in t.partition_records.values():
+                recs.append(rec)
+
+    def fold_partition(self, recs: list) -> PartitionState | None:
+        """Decode and merge a partition's records (PartitionRegistration
+        semantics): the newest PartitionRecord, then each change after it."""
+        start = 0
+        for i in range(len(recs) - 1, -1, -1):
+            if recs[i].name == "PartitionRecord" and recs[i].kind != UNDECODABLE:
+                start = i
+                break
+        state = None
+        for rec in recs[start:]:
+            if rec.kind == UNDECODABLE:
+                continue
+            d = rec.peek()
+            if d is None:
+                self._problem(rec.offset, f"undecodable {rec.name} v{rec.version}: {rec.error}")
+                continue
+            name = rec.name
+            if name == "PartitionRecord":
+                state = _partition_from_record(d, rec)
+            elif state is None:
+                continue
+            elif name == "PartitionChangeRecord":
+                _merge_change(state, d)
+            elif name == "ClearElrRecord":
+                if not (state.elr or state.last_known_elr):
+                    continue
+                state.elr, state.last_known_elr = [], []
+                state.partition_epoch += 1
+            state.change = (rec.offset, rec.timestamp)
+        return state
+
+    # -- configs, quotas, features, producer ids -------------------------------------
+
+    def _apply_ConfigRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is None:
+            return
+        rtype = CONFIG_TYPES.get(d["resourceType"], f"type_{d['resourceType']}")
+        key = (rtype, d["resourceName"])
+        self._history(("config", *key), rec)
+        res = self.image.configs.get(key)
+        if d["value"] is None:
+            if res is not None:
+                res.pop(d["name"], None)
+                if not res:
+                    del self.image.configs[key]
+            return
+        if res is None:
+            res = self.image.configs[key] = {}
+        res[d["name"]] = Entity(d["value"], (rec.offset, rec.timestamp))
+
+    def _apply_ClientQuotaRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is None:
+            return
+        entity = tuple(sorted((e["entityType"], e["entityName"]) for e in d["entity"]))
+        self._history(("quota", entity), rec)
+        quota = self.image.quotas.get(entity)
+        if d["remove"]:
+            if quota is not None:
+                quota.pop(d["key"], None)
+                if not quota:
+                    del self.image.quotas[entity]
+            return
+        if quota is None:
+            quota = self.image.quotas[entity] = {}
+        quota[d["key"]] = Entity(d["value"], (rec.offset, rec.timestamp))
+
+    _apply_QuotaRecord = _apply_ClientQuotaRecord  # Kafka 2.8 name of apiKey 14
+
+    def _apply_ProducerIdsRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is None:
+            return
+        self.image.producer_ids = Entity(
+            {"nextProducerId": d.get("nextProducerId", d.get("producerIdsEnd")),
+             "lastBrokerId": d["brokerId"], "lastBrokerEpoch": d["brokerEpoch"]},
+            (rec.offset, rec.timestamp))
+        self._history(("producerIds",), rec)
+
+    def _apply_FeatureLevelRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is None:
+            return
+        name = d["name"]
+        level = d.get("featureLevel", d.get("maxFeatureLevel"))
+        self._history(("feature", name), rec)
+        if level == 0 and name != "metadata.version":
+            self.image.features.pop(name, None)
+            return
+        self.image.features[name] = Entity(level, (rec.offset, rec.timestamp))
+
+    def _apply_RemoveFeatureLevelRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is not None:
+            self.image.features.pop(d["name"], None)
+            self._history(("feature", d["name"]), rec)
+
+    def _apply_ZkMigrationStateRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is not None:
+            self.image.zk_migration_state = d["zkMigrationState"]
+
+    def _apply_NoOpRecord(self, rec: Record) -> None:
+        pass
+
+    # -- ACLs, SCRAM, delegation tokens -------------------------------------------------
+
+    def _apply_AccessControlEntryRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is None:
+            return
+        self.image.acls[d["id"]] = Entity(d, (rec.offset, rec.timestamp))
+        self._history(("acl", d["id"]), rec)
+
+    def _apply_RemoveAccessControlEntryRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is None:
+            return
+        self._history(("acl", d["id"]), rec)
+        if self.image.acls.pop(d["id"], None) is None:
+            raise ApplyError(f"failed to find existing ACL with ID {d['id']}")
+
+    def _apply_AccessControlRecord(self, rec: Record) -> None:
+        raise ApplyError("AccessControlRecord (apiKey 6) was removed before any release wrote it; ignored")
+
+    def _apply_UserScramCredentialRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is None:
+            return
+        if "credentialInfos" in d:   # the never-written 3.0-3.4 layout
+            raise ApplyError("UserScramCredentialRecord in the pre-3.5 layout is not replayed")
+        mech = SCRAM_MECHANISMS.get(d["mechanism"], f"UNKNOWN({d['mechanism']})")
+        key = (mech, d["name"])
+        self.image.scram[key] = Entity(d, (rec.offset, rec.timestamp))
+        self._history(("scram", *key), rec)
+
+    def _apply_RemoveUserScramCredentialRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is None:
+            return
+        mech = SCRAM_MECHANISMS.get(d["mechanism"], f"UNKNOWN({d['mechanism']})")
+        self.image.scram.pop((mech, d["name"]), None)
+        self._history(("scram", mech, d["name"]), rec)
+
+    def _apply_DelegationTokenRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is None:
+            return
+        self.image.tokens[d["tokenId"]] = Entity(d, (rec.offset, rec.timestamp))
+        self._history(("token", d["tokenId"]), rec)
+
+    def _apply_RemoveDelegationTokenRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is not None:
+            self.image.tokens.pop(d["tokenId"], None)
+            self._history(("token", d["tokenId"]), rec)
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _history(self, key: tuple, rec: Record) -> None:
+        recs = self.image.history.get(key)
+        if recs is None:
+            self.image.history[key] = [rec]
+        else:
+            recs.append(rec)
+
+    def _touch(self, entity, key: tuple, rec: Record) -> None:
+        entity.change = (rec.offset, rec.timestamp)
+        self._history(key, rec)
+
+
+def _partition_from_record(d: dict, rec: Record) -> PartitionState:
+    replicas = d["replicas"]
+    return PartitionState(
+        partition_id=d["partitionId"], topic_id=d["topicId"], replicas=replicas, isr=d["isr"],
+        removing_replicas=d["removingReplicas"] or [], adding_replicas=d["addingReplicas"] or [],
+        leader=d["leader"], leader_recovery_state=d.get("leaderRecoveryState", 0),
+        leader_epoch=d["leaderEpoch"], partition_epoch=d["partitionEpoch"],
+        directories=_default_to_migrating(d.get("directories"), len(replicas)),
+        elr=d.get("eligibleLeaderReplicas") or [], last_known_elr=d.get("lastKnownElr") or [],
+        change=(rec.offset, rec.timestamp))
+
+
+def _merge_change(s: PartitionState, d: dict) -> None:
+    if d["replicas"] is not None:
+        s.replicas = d["replicas"]
+    dirs = d.get("directories")
+    s.directories = _default_to_migrating(s.directories if dirs is None else dirs, len(s.replicas))
+    if d["isr"] is not None:
+        s.isr = d["isr"]
+    if d["removingReplicas"] is not None:
+        s.removing_replicas = d["removingReplicas"]
+    if d["addingReplicas"] is not None:
+        s.adding_replicas = d["addingReplicas"]
+    if d["leader"] != NO_LEADER_CHANGE:
+        s.leader = d["leader"]
+        s.leader_epoch += 1
+    lrs = d.get("leaderRecoveryState", -1)
+    if lrs != -1:
+        s.leader_recovery_state = lrs
+    if d.get("eligibleLeaderReplicas") is not None:
+        s.elr = d["eligibleLeaderReplicas"]
+    if d.get("lastKnownElr") is not None:
+        s.last_known_elr = d["lastKnownElr"]
+    s.partition_epoch += 1
+
+
+def _default_to_migrating(dirs, n: int) -> list:
+    """Kafka's rule: no directories, or all MIGRATING, means MIGRATING for every replica."""
+    if not dirs or all(x == MIGRATING_DIR for x in dirs):
+        return [MIGRATING_DIR] * n
+    return list(dirs)

@@ -1,0 +1,151 @@
+"""The metadata image: the cluster state the replay engine builds.
+
+Shapes follow Kafka's ``MetadataImage`` (brokers, controllers, topics,
+configs, quotas, ACLs, features, producer ids, SCRAM, delegation tokens)
+plus what Kafka's 3.5+ shell dropped: the quorum (leader, epoch, voters,
+kraft.version) and counts. Every entity remembers ``change``: the
+``(offset, timestamp)`` of the record that last changed it. ``history``
+maps an entity key (see :func:`entity_key`) to the records that created or
+changed it, and outlives the entity, so ``changes`` can explain a removal.
+
+Partitions are the one entity a cluster has millions of, so a topic keeps,
+per partition, only the (lazy, undecoded) records that touched it;
+:meth:`TopicState.partition` folds them into a :class:`PartitionState`
+when someone looks. Nothing is cached, so a full walk of a million
+partitions never holds a million decoded partitions at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+Change = tuple  # (offset, timestamp ms)
+
+
+@dataclass
+class BrokerState:
+    broker_id: int
+    epoch: int
+    registration: dict            # the RegisterBrokerRecord fields (JSON names)
+    fenced: bool
+    in_controlled_shutdown: bool
+    registered_at: int            # append time (ms) of the registering record
+    log_dirs: list
+    change: Change
+
+
+@dataclass
+class ControllerState:
+    controller_id: int
+    registration: dict
+    change: Change
+
+
+@dataclass
+class PartitionState:
+    """A partition's registration after folding its records."""
+
+    partition_id: int
+    topic_id: str
+    replicas: list
+    isr: list
+    removing_replicas: list
+    adding_replicas: list
+    leader: int
+    leader_recovery_state: int
+    leader_epoch: int
+    partition_epoch: int
+    directories: list
+    elr: list
+    last_known_elr: list
+    change: Change
+
+    def to_json(self) -> dict:
+        return {
+            "partitionId": self.partition_id,
+            "topicId": self.topic_id,
+            "replicas": self.replicas,
+            "isr": self.isr,
+            "removingReplicas": self.removing_replicas,
+            "addingReplicas": self.adding_replicas,
+            "leader": self.leader,
+            "leaderRecoveryState": self.leader_recovery_state,
+            "leaderEpoch": self.leader_epoch,
+            "partitionEpoch": self.partition_epoch,
+            "directories": self.directories,
+            "eligibleLeaderReplicas": self.elr,
+            "lastKnownElr": self.last_known_elr,
+        }
+
+
+@dataclass
+class TopicState:
+    name: str
+    topic_id: str
+    change: Change
+    # partition id -> list of records (PartitionRecord / PartitionChangeRecord), oldest first
+    partition_records: dict = field(default_factory=dict)
+    # set by the engine: folds a partition's records (reports undecodable ones)
+    folder: Callable | None = field(default=None, repr=False)
+
+    def partition_ids(self) -> list[int]:
+        return sorted(self.partition_records)
+
+    def partition(self, pid: int) -> PartitionState | None:
+        recs = self.partition_records.get(pid)
+        if recs is None or self.folder is None:
+            return None
+        return self.folder(recs)
+
+
+@dataclass
+class Entity:
+    """A keyed value with provenance (configs, quotas, ACLs, SCRAM, tokens...)."""
+
+    value: Any
+    change: Change
+
+
+@dataclass
+class QuorumState:
+    leader_id: int = -1
+    leader_epoch: int = -1
+    kraft_version: int = 0
+    voters: dict = field(default_factory=dict)   # voter id -> {directoryId, endpoints, kRaftVersionFeature}
+    voters_from: str = ""                        # "VotersRecord", "LeaderChangeMessage" or "quorum-state"
+    change: Change = (-1, -1)
+
+
+@dataclass
+class Image:
+    brokers: dict = field(default_factory=dict)             # id -> BrokerState
+    controllers: dict = field(default_factory=dict)         # id -> ControllerState
+    topics: dict = field(default_factory=dict)              # topic id -> TopicState
+    topic_names: dict = field(default_factory=dict)         # name -> topic id
+    configs: dict = field(default_factory=dict)             # (type name, resource name) -> {key: Entity}
+    quotas: dict = field(default_factory=dict)              # ((type, name|None), ...) sorted -> {key: Entity}
+    acls: dict = field(default_factory=dict)                # acl id -> Entity(value=dict)
+    features: dict = field(default_factory=dict)            # name -> Entity(value=level)
+    producer_ids: Entity | None = None                      # Entity(value={nextProducerId, lastBrokerId, lastBrokerEpoch})
+    scram: dict = field(default_factory=dict)               # (mechanism name, user) -> Entity(value=dict)
+    tokens: dict = field(default_factory=dict)              # token id -> Entity(value=dict)
+    zk_migration_state: int | None = None
+    quorum: QuorumState = field(default_factory=QuorumState)
+    last_offset: int = -1                                   # last applied record offset (log offsets)
+    last_time: int = -1                                     # append time of the last applied batch
+    history: dict = field(default_factory=dict)             # entity key -> [records], oldest first
+
+    def topic_by_name(self, name: str) -> TopicState | None:
+        tid = self.topic_names.get(name)
+        return self.topics.get(tid) if tid is not None else None
+
+
+def entity_key(kind: str, *parts) -> tuple:
+    """The key of an entity in ``Image.history``: ``("broker", 1)``,
+    ``("topic", topic_id)``, ``("config", "topic", "foo")``,
+    ``("quota", ((type, name), ...))``, ``("acl", id)``, ``("feature", name)``,
+    ``("producerIds",)``, ``("scram", mechanism, user)``, ``("token", id)``,
+    ``("controller", id)``, ``("quorum",)``. Partitions keep their records in
+    their topic (``TopicState.partition_records``)."""
+    return (kind, *parts)
