@@ -63,6 +63,7 @@ class ReplayEngine:
         self.source = ""          # label for problems (file name)
         self._txn: list | None = None
         self._txn_start = -1
+        self._reported: set[int] = set()   # ids of lazy records already reported while folding
         self._snapshot = None     # (end_offset - 1, timestamp) while applying a snapshot
         self._skip_before = -1    # log records with offset < this are covered by the snapshot
 
@@ -97,11 +98,15 @@ class ReplayEngine:
             if self.until_time is not None and h.max_timestamp > self.until_time:
                 self.reached_limit = True
                 return False
-            if h.last_offset < self._skip_before:
+            if h.last_offset < self._skip_before and not batch.is_control:
                 return True
         for rec in batch.records:
             if not in_snapshot:
                 if rec.offset < self._skip_before:
+                    # covered by the snapshot; but a snapshot holds no leader, so the
+                    # log's quorum control records still tell who leads
+                    if rec.kind == CONTROL:
+                        self._apply_control(rec, h)
                     continue
                 if self.until_offset is not None and rec.offset > self.until_offset:
                     self.reached_limit = True
@@ -236,7 +241,8 @@ class ReplayEngine:
         self.image.brokers[bid] = b = BrokerState(
             broker_id=bid, epoch=d["brokerEpoch"], registration=d,
             fenced=d.get("fenced", True), in_controlled_shutdown=d.get("inControlledShutdown", False),
-            registered_at=rec.timestamp, log_dirs=list(d.get("logDirs", [])),
+            # a snapshot does not say when a broker registered
+            registered_at=None if self._snapshot is not None else rec.timestamp, log_dirs=list(d.get("logDirs", [])),
             change=(rec.offset, rec.timestamp))
         self._history(("broker", bid), rec)
 
@@ -392,6 +398,10 @@ class ReplayEngine:
             if name == "PartitionRecord":
                 state = _partition_from_record(d, rec)
             elif state is None:
+                if name == "PartitionChangeRecord" and id(rec) not in self._reported:
+                    self._reported.add(id(rec))
+                    self._problem(rec.offset, f"PartitionChangeRecord: unable to find partition "
+                                              f"{d['topicId']}:{d['partitionId']}")
                 continue
             elif name == "PartitionChangeRecord":
                 _merge_change(state, d)

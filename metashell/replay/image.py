@@ -30,7 +30,7 @@ class BrokerState:
     registration: dict            # the RegisterBrokerRecord fields (JSON names)
     fenced: bool
     in_controlled_shutdown: bool
-    registered_at: int            # append time (ms) of the registering record
+    registered_at: int | None     # append time (ms) of the registering record (None from a snapshot)
     log_dirs: list
     change: Change
 
@@ -90,13 +90,22 @@ class TopicState:
     folder: Callable | None = field(default=None, repr=False)
 
     def partition_ids(self) -> list[int]:
-        return sorted(self.partition_records)
+        """Partitions that exist: a partition whose every PartitionRecord is
+        undecodable was never created (Kafka skips such records)."""
+        return sorted(pid for pid, recs in self.partition_records.items()
+                      if _may_exist(recs) and self.partition(pid) is not None)
 
     def partition(self, pid: int) -> PartitionState | None:
         recs = self.partition_records.get(pid)
         if recs is None or self.folder is None:
             return None
         return self.folder(recs)
+
+
+def _may_exist(recs: list) -> bool:
+    """Cheap pre-check: a partition with a PartitionRecord not yet known to be
+    bad exists unless folding says otherwise."""
+    return any(r.name == "PartitionRecord" and r.kind != "undecodable" for r in recs)
 
 
 @dataclass

@@ -1,0 +1,434 @@
+"""The contract's virtual tree (spec/metadata-shell-contract.md section 3) as
+a view over an :class:`~metashell.replay.image.Image`.
+
+One node class per directory kind; values are computed when read, so
+listing ``/topics`` builds no partition and reading a partition folds only
+its own records. Secrets (SCRAM salts and keys, sensitive config values)
+are replaced by ``[redacted]`` unless the tree is built with
+``show_secrets=True``.
+"""
+
+from __future__ import annotations
+
+import base64
+from datetime import datetime, timezone
+from typing import Any
+
+from ..loader import enums
+from .node import DictDir, Leaf, Node, sort_names
+
+REDACTED = "[redacted]"
+DEFAULT_NAME = "<default>"
+
+
+def iso_time(ms: int | None) -> str | None:
+    """Milliseconds since the epoch as ISO-8601 UTC (``2024-05-01T12:00:00.123Z``)."""
+    if ms is None or ms < 0:
+        return None
+    dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+class View:
+    """What every node of one tree shares: the image, the engine (for folding
+    partitions) and the display options."""
+
+    def __init__(self, image, *, show_secrets: bool = False, local: dict | None = None):
+        self.image = image
+        self.show_secrets = show_secrets
+        self.local = local or {}
+
+    def secret(self, value: Any) -> Any:
+        return value if self.show_secrets else REDACTED
+
+
+class _Dir(Node):
+    """A directory whose children are computed from the image."""
+
+    is_dir = True
+
+    def __init__(self, name: str, view: View):
+        super().__init__(name)
+        self.view = view
+
+    @property
+    def image(self):
+        return self.view.image
+
+
+def build_root(image, *, show_secrets: bool = False, local: dict | None = None) -> Node:
+    view = View(image, show_secrets=show_secrets, local=local)
+    return RootDir("", view)
+
+
+class RootDir(_Dir):
+    _KINDS = {
+        "acls": lambda v: AclsDir("acls", v),
+        "brokers": lambda v: BrokersDir("brokers", v),
+        "clientQuotas": lambda v: QuotaEntityDir("clientQuotas", v, ()),
+        "configs": lambda v: ConfigsDir("configs", v),
+        "controllers": lambda v: ControllersDir("controllers", v),
+        "delegationTokens": lambda v: TokensDir("delegationTokens", v),
+        "features": lambda v: FeaturesDir("features", v),
+        "local": lambda v: local_dir(v),
+        "metadataQuorum": lambda v: quorum_dir(v),
+        "producerIds": lambda v: producer_ids_dir(v),
+        "scram": lambda v: ScramDir("scram", v),
+        "topicIds": lambda v: TopicsDir("topicIds", v, by_id=True),
+        "topics": lambda v: TopicsDir("topics", v, by_id=False),
+    }
+
+    def children(self) -> list[str]:
+        return sorted(self._KINDS)
+
+    def child(self, name: str):
+        make = self._KINDS.get(name)
+        return make(self.view) if make else None
+
+    def last_change(self):
+        img = self.image
+        return (img.last_offset, img.last_time) if img.last_offset >= 0 else None
+
+
+# -- brokers and controllers ---------------------------------------------------------
+
+
+def _listeners(endpoints: list) -> list:
+    return [{"name": e["name"], "host": e["host"], "port": e["port"],
+             "securityProtocol": enums.name_of(enums.SECURITY_PROTOCOLS, e["securityProtocol"])}
+            for e in endpoints]
+
+
+def _features(features: list) -> dict:
+    return {f["name"]: {"min": f["minSupportedVersion"], "max": f["maxSupportedVersion"]}
+            for f in sorted(features, key=lambda f: f["name"])}
+
+
+def broker_registration(b) -> dict:
+    r = b.registration
+    return {
+        "brokerId": b.broker_id,
+        "brokerEpoch": b.epoch,
+        "incarnationId": r.get("incarnationId"),
+        "listeners": _listeners(r.get("endPoints", [])),
+        "features": _features(r.get("features", [])),
+        "rack": r.get("rack"),
+        "fenced": b.fenced,
+        "inControlledShutdown": b.in_controlled_shutdown,
+        "isMigratingZkBroker": r.get("isMigratingZkBroker", False),
+        "logDirs": b.log_dirs,
+    }
+
+
+class BrokersDir(_Dir):
+    def children(self):
+        return [str(i) for i in sorted(self.image.brokers)]
+
+    def child(self, name):
+        b = self.image.brokers.get(_int(name))
+        if b is None:
+            return None
+        ch = b.change
+        return DictDir(name, {
+            "registration": Leaf("registration", compute=lambda: broker_registration(b), change=ch),
+            "isFenced": Leaf("isFenced", b.fenced, change=ch),
+            "inControlledShutdown": Leaf("inControlledShutdown", b.in_controlled_shutdown, change=ch),
+            "registeredAt": Leaf("registeredAt", iso_time(b.registered_at), change=ch),
+        }, change=ch)
+
+
+class ControllersDir(_Dir):
+    def children(self):
+        return [str(i) for i in sorted(self.image.controllers)]
+
+    def child(self, name):
+        c = self.image.controllers.get(_int(name))
+        if c is None:
+            return None
+        r = c.registration
+        value = {
+            "controllerId": c.controller_id,
+            "incarnationId": r["incarnationId"],
+            "zkMigrationReady": r["zkMigrationReady"],
+            "listeners": _listeners(r["endPoints"]),
+            "features": _features(r["features"]),
+        }
+        return DictDir(name, {"registration": Leaf("registration", value, change=c.change)},
+                       change=c.change)
+
+
+# -- topics and partitions ------------------------------------------------------------
+
+
+class TopicsDir(_Dir):
+    def __init__(self, name, view, by_id: bool):
+        super().__init__(name, view)
+        self.by_id = by_id
+
+    def children(self):
+        if self.by_id:
+            return sorted(self.image.topics)
+        return sorted(self.image.topic_names)
+
+    def child(self, name):
+        t = self.image.topics.get(name) if self.by_id else self.image.topic_by_name(name)
+        return TopicDir(name, self.view, t) if t is not None else None
+
+
+class TopicDir(_Dir):
+    """``id``, ``name`` and one directory per partition (partitions first,
+    numerically; a topic may have thousands)."""
+
+    def __init__(self, name, view, topic):
+        super().__init__(name, view)
+        self.topic = topic
+
+    def children(self):
+        return [str(p) for p in self.topic.partition_ids()] + ["id", "name"]
+
+    def child(self, name):
+        t = self.topic
+        if name == "id":
+            return Leaf("id", t.topic_id, change=t.change)
+        if name == "name":
+            return Leaf("name", t.name, change=t.change)
+        pid = _int(name)
+        if pid is None or pid not in t.partition_records:
+            return None
+        return PartitionDir(name, self.view, t, pid)
+
+    def last_change(self):
+        return self.topic.change
+
+
+class PartitionDir(_Dir):
+    def __init__(self, name, view, topic, pid: int):
+        super().__init__(name, view)
+        self.topic = topic
+        self.pid = pid
+
+    def children(self):
+        return ["data"]
+
+    def child(self, name):
+        if name != "data":
+            return None
+        state = self.topic.partition(self.pid)
+        if state is None:
+            return None
+        return Leaf("data", state.to_json(), change=state.change)
+
+    def last_change(self):
+        state = self.topic.partition(self.pid)
+        return state.change if state is not None else None
+
+
+# -- configs and quotas -----------------------------------------------------------------
+
+
+class ConfigsDir(_Dir):
+    def children(self):
+        return sorted({rtype for rtype, _ in self.image.configs})
+
+    def child(self, name):
+        if name not in self.children():
+            return None
+        return ConfigTypeDir(name, self.view, name)
+
+
+class ConfigTypeDir(_Dir):
+    def __init__(self, name, view, rtype: str):
+        super().__init__(name, view)
+        self.rtype = rtype
+
+    def children(self):
+        return sort_names(rname or DEFAULT_NAME for rtype, rname in self.image.configs
+                          if rtype == self.rtype)
+
+    def child(self, name):
+        rname = "" if name == DEFAULT_NAME else name
+        keys = self.image.configs.get((self.rtype, rname))
+        if keys is None:
+            return None
+        view = self.view
+        entries = {}
+        for key, ent in keys.items():
+            value = ent.value
+            if enums.is_sensitive_config(key):
+                value = view.secret(value)
+            entries[key] = Leaf(key, value, change=ent.change)
+        change = max((e.change for e in keys.values()), default=None)
+        return DictDir(name, entries, change=change)
+
+
+class QuotaEntityDir(_Dir):
+    """``/clientQuotas[/<type>/<name>...]``: the quota keys of the entity named
+    by the path so far, and the entity types that extend it."""
+
+    def __init__(self, name, view, prefix: tuple):
+        super().__init__(name, view)
+        self.prefix = prefix
+
+    def _extensions(self) -> set:
+        n = len(self.prefix)
+        return {entity[n][0] for entity in self.image.quotas
+                if len(entity) > n and entity[:n] == self.prefix}
+
+    def children(self):
+        keys = list(self.image.quotas.get(self.prefix, {}))
+        return sorted(keys) + sorted(self._extensions())
+
+    def child(self, name):
+        values = self.image.quotas.get(self.prefix, {})
+        if name in values:
+            ent = values[name]
+            return Leaf(name, ent.value, change=ent.change)
+        if name in self._extensions():
+            return QuotaTypeDir(name, self.view, self.prefix, name)
+        return None
+
+
+class QuotaTypeDir(_Dir):
+    def __init__(self, name, view, prefix: tuple, etype: str):
+        super().__init__(name, view)
+        self.prefix = prefix
+        self.etype = etype
+
+    def _names(self) -> dict:
+        n = len(self.prefix)
+        out = {}
+        for entity in self.image.quotas:
+            if len(entity) > n and entity[:n] == self.prefix and entity[n][0] == self.etype:
+                ename = entity[n][1]
+                out[DEFAULT_NAME if ename is None else ename] = ename
+        return out
+
+    def children(self):
+        return sort_names(self._names())
+
+    def child(self, name):
+        names = self._names()
+        if name not in names:
+            return None
+        return QuotaEntityDir(name, self.view, self.prefix + ((self.etype, names[name]),))
+
+
+# -- ACLs, features, producer ids, SCRAM, tokens ----------------------------------------
+
+
+def acl_value(d: dict) -> dict:
+    return {
+        "resourceType": enums.name_of(enums.ACL_RESOURCE_TYPES, d["resourceType"]),
+        "resourceName": d["resourceName"],
+        "patternType": enums.name_of(enums.PATTERN_TYPES, d["patternType"]),
+        "principal": d["principal"],
+        "host": d["host"],
+        "operation": enums.name_of(enums.ACL_OPERATIONS, d["operation"]),
+        "permissionType": enums.name_of(enums.ACL_PERMISSION_TYPES, d["permissionType"]),
+    }
+
+
+class AclsDir(_Dir):
+    def children(self):
+        return sorted(self.image.acls)
+
+    def child(self, name):
+        ent = self.image.acls.get(name)
+        return Leaf(name, acl_value(ent.value), change=ent.change) if ent else None
+
+
+class FeaturesDir(_Dir):
+    def children(self):
+        return sorted(self.image.features)
+
+    def child(self, name):
+        ent = self.image.features.get(name)
+        return Leaf(name, ent.value, change=ent.change) if ent else None
+
+
+def producer_ids_dir(view: View) -> Node:
+    ent = view.image.producer_ids
+    if ent is None:
+        return DictDir("producerIds", {"nextProducerId": Leaf("nextProducerId", -1)})
+    return DictDir("producerIds", {k: Leaf(k, v, change=ent.change) for k, v in ent.value.items()},
+                   change=ent.change)
+
+
+class ScramDir(_Dir):
+    MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
+
+    def children(self):
+        extra = {m for m, _ in self.image.scram} - set(self.MECHANISMS)
+        return list(self.MECHANISMS) + sorted(extra)
+
+    def child(self, name):
+        if name not in self.children():
+            return None
+        view = self.view
+        users = {}
+        for (mech, user), ent in self.image.scram.items():
+            if mech == name:
+                d = ent.value
+                value = {
+                    "iterations": d["iterations"],
+                    "salt": view.secret(_b64(d["salt"])),
+                    "storedKey": view.secret(_b64(d["storedKey"])),
+                    "serverKey": view.secret(_b64(d["serverKey"])),
+                }
+                users[user] = Leaf(user, value, change=ent.change)
+        return DictDir(name, users)
+
+
+class TokensDir(_Dir):
+    def children(self):
+        return sorted(self.image.tokens)
+
+    def child(self, name):
+        ent = self.image.tokens.get(name)
+        if ent is None:
+            return None
+        d = ent.value
+        value = {
+            "owner": d["owner"],
+            "requester": d.get("requester", ""),
+            "renewers": d["renewers"],
+            "issueTimestamp": d["issueTimestamp"],
+            "maxTimestamp": d["maxTimestamp"],
+            "expirationTimestamp": d["expirationTimestamp"],
+        }
+        return Leaf(name, value, change=ent.change)
+
+
+# -- quorum and local -------------------------------------------------------------------
+
+
+def quorum_dir(view: View) -> Node:
+    img = view.image
+    q = img.quorum
+    ch = q.change if q.change[0] >= 0 else None
+    values = {
+        "leaderId": q.leader_id,
+        "leaderEpoch": q.leader_epoch,
+        "offset": img.last_offset,
+        "time": iso_time(img.last_time),
+        "kraftVersion": q.kraft_version,
+        "voters": {str(k): v for k, v in sorted(q.voters.items())},
+    }
+    return DictDir("metadataQuorum", {k: Leaf(k, v, change=ch) for k, v in values.items()},
+                   change=ch)
+
+
+def local_dir(view: View) -> Node:
+    return DictDir("local", {k: Leaf(k, compute=v) if callable(v) else Leaf(k, v)
+                             for k, v in view.local.items()})
+
+
+def _b64(raw) -> str:
+    return base64.b64encode(bytes(raw)).decode("ascii")
+
+
+def _int(name: str) -> int | None:
+    try:
+        return int(name)
+    except ValueError:
+        return None

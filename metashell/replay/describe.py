@@ -1,0 +1,103 @@
+"""One-line, human descriptions of records, for ``changes`` and diagnostics.
+
+Secrets never appear here: SCRAM records show user, mechanism and
+iterations only, and sensitive config values are redacted unless asked.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..loader import enums
+
+
+def _list(v) -> str:
+    return "[" + ",".join(str(x) for x in v) + "]"
+
+
+def describe(rec, show_secrets: bool = False) -> str:
+    d = rec.data
+    if d is None:
+        return f"undecodable: {rec.error}"
+    fn = _DESCRIBERS.get(rec.name)
+    if fn is not None:
+        return fn(d, show_secrets)
+    text = json.dumps({k: v for k, v in d.items() if not k.startswith("_")},
+                      separators=(",", ":"), default=str)
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _partition(d, _):
+    return (f"partition {d['partitionId']}: replicas {_list(d['replicas'])} isr {_list(d['isr'])} "
+            f"leader {d['leader']} leaderEpoch {d['leaderEpoch']} partitionEpoch {d['partitionEpoch']}")
+
+
+def _partition_change(d, _):
+    parts = []
+    if d.get("leader", -2) != -2:
+        parts.append(f"leader {d['leader']}")
+    for key in ("isr", "replicas", "addingReplicas", "removingReplicas",
+                "eligibleLeaderReplicas", "lastKnownElr", "directories"):
+        if d.get(key) is not None:
+            parts.append(f"{key} {_list(d[key])}")
+    if d.get("leaderRecoveryState", -1) != -1:
+        parts.append(f"leaderRecoveryState {d['leaderRecoveryState']}")
+    return f"partition {d['partitionId']}: " + (", ".join(parts) if parts else "epoch bump only")
+
+
+def _register_broker(d, _):
+    eps = ", ".join(f"{e['name']}://{e['host']}:{e['port']}" for e in d.get("endPoints", []))
+    state = "fenced" if d.get("fenced", True) else "unfenced"
+    return f"broker {d['brokerId']} registered, epoch {d['brokerEpoch']}, {state}" + (f", {eps}" if eps else "")
+
+
+def _brc(d, _):
+    parts = []
+    f = d.get("fenced", 0)
+    if f:
+        parts.append("fenced" if f == 1 else "unfenced")
+    if d.get("inControlledShutdown", 0):
+        parts.append("in controlled shutdown")
+    if d.get("logDirs"):
+        parts.append(f"logDirs {len(d['logDirs'])}")
+    return f"broker {d['brokerId']} epoch {d['brokerEpoch']}: " + (", ".join(parts) or "no change")
+
+
+def _config(d, show):
+    value = d["value"]
+    if value is not None and not show and enums.is_sensitive_config(d["name"]):
+        value = "[redacted]"
+    name = d["resourceName"] or "<default>"
+    return f"{name}: {d['name']} " + ("deleted" if value is None else f"= {value}")
+
+
+def _scram(d, _):
+    mech = enums.name_of(enums.SCRAM_MECHANISMS, d.get("mechanism", 0))
+    its = f", {d['iterations']} iterations" if "iterations" in d else ""
+    return f"user {d['name']} {mech}{its}"
+
+
+def _quota(d, _):
+    entity = ", ".join(f"{e['entityType']}={e['entityName'] if e['entityName'] is not None else '<default>'}"
+                       for e in d["entity"])
+    return f"{entity}: {d['key']} " + ("removed" if d["remove"] else f"= {d['value']}")
+
+
+_DESCRIBERS = {
+    "PartitionRecord": _partition,
+    "PartitionChangeRecord": _partition_change,
+    "RegisterBrokerRecord": _register_broker,
+    "BrokerRegistrationChangeRecord": _brc,
+    "FenceBrokerRecord": lambda d, _: f"broker {d['id']} epoch {d['epoch']} fenced",
+    "UnfenceBrokerRecord": lambda d, _: f"broker {d['id']} epoch {d['epoch']} unfenced",
+    "UnregisterBrokerRecord": lambda d, _: f"broker {d['brokerId']} epoch {d['brokerEpoch']} unregistered",
+    "TopicRecord": lambda d, _: f"topic {d['name']} created, id {d['topicId']}",
+    "RemoveTopicRecord": lambda d, _: f"topic {d['topicId']} removed",
+    "ConfigRecord": _config,
+    "ClientQuotaRecord": _quota,
+    "QuotaRecord": _quota,
+    "UserScramCredentialRecord": _scram,
+    "RemoveUserScramCredentialRecord": _scram,
+    "FeatureLevelRecord": lambda d, _: f"{d['name']} = {d.get('featureLevel', d.get('maxFeatureLevel'))}",
+    "ClearElrRecord": lambda d, _: f"ELRs cleared for {d['topicName'] or 'all topics'}",
+}

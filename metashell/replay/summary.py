@@ -1,0 +1,75 @@
+"""The cluster at a glance, for the ``summary`` command: a JSON-able dict.
+
+Counting under-replicated and offline partitions folds every partition,
+so this is the one place that decodes all of them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from ..loader import enums
+
+DEFAULT_MIN_ISR = 1
+
+
+def _iso(ms: int) -> str | None:
+    if ms is None or ms < 0:
+        return None
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + \
+        f"{ms % 1000:03d}Z"
+
+
+def _min_isr(image, topic_name: str, cluster_default: int) -> int:
+    keys = image.configs.get(("topic", topic_name))
+    ent = keys.get("min.insync.replicas") if keys else None
+    try:
+        return int(ent.value) if ent is not None else cluster_default
+    except (TypeError, ValueError):
+        return cluster_default
+
+
+def summarize(image, engine, counts: dict) -> dict:
+    brokers = image.brokers
+    default_keys = image.configs.get(("broker", ""), {})
+    try:
+        cluster_min_isr = int(default_keys["min.insync.replicas"].value)
+    except (KeyError, TypeError, ValueError):
+        cluster_min_isr = DEFAULT_MIN_ISR
+    partitions = under_replicated = offline = under_min_isr = 0
+    for topic in image.topics.values():
+        min_isr = _min_isr(image, topic.name, cluster_min_isr)
+        for pid in topic.partition_records:
+            p = topic.partition(pid)
+            if p is None:
+                continue
+            partitions += 1
+            if len(p.isr) < len(p.replicas):
+                under_replicated += 1
+            if p.leader < 0:
+                offline += 1
+            if len(p.isr) < min_isr:
+                under_min_isr += 1
+    mv = image.features.get("metadata.version")
+    level = mv.value if mv is not None else None
+    return {
+        "brokers": {
+            "ids": sorted(brokers),
+            "fenced": sorted(b for b, s in brokers.items() if s.fenced),
+            "inControlledShutdown": sorted(b for b, s in brokers.items() if s.in_controlled_shutdown),
+        },
+        "controllers": sorted(image.controllers),
+        "topics": len(image.topics),
+        "partitions": partitions,
+        "underReplicatedPartitions": under_replicated,
+        "offlinePartitions": offline,
+        "underMinIsrPartitions": under_min_isr,
+        "metadataVersion": {"level": level,
+                            "release": enums.METADATA_VERSIONS.get(level) if level is not None else None},
+        "features": {k: v.value for k, v in sorted(image.features.items())},
+        "quorum": {"leaderId": image.quorum.leader_id, "leaderEpoch": image.quorum.leader_epoch},
+        "lastOffset": image.last_offset,
+        "lastTime": _iso(image.last_time),
+        "records": counts,
+        "recordsSkippedWithErrors": engine.skipped,
+    }

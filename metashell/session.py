@@ -1,0 +1,259 @@
+"""Opening a source: plan the files, read them, replay them, build the tree.
+
+This is the one place that wires the layers together for the shell and the
+CLI: ``loader.inputs`` decides what to read, ``loader.reader`` reads it,
+``replay.engine`` applies it, ``fs.tree`` shows it. Damaged batches are
+skipped with a warning so that one bad byte does not hide a whole cluster;
+a file with nothing readable at all is an error.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+from . import __version__
+from .errors import CorruptDataError, InputError, MetashellError
+from .fs import paths
+from .fs.tree import build_root, iso_time
+from .loader import inputs
+from .loader.reader import FileReader
+from .replay.describe import describe
+from .replay.engine import ReplayEngine
+from .replay.summary import summarize
+
+PROGRESS_STEP = 1 << 20  # report progress every MiB
+
+
+class Session:
+    """A loaded source: the image, its tree and what loading had to say."""
+
+    def __init__(self, source: str, plan, engine: ReplayEngine, warnings: list[str],
+                 show_secrets: bool):
+        self.source = source
+        self.plan = plan
+        self.engine = engine
+        self.image = engine.image
+        self.warnings = warnings
+        self.show_secrets = show_secrets
+        self.root = build_root(self.image, show_secrets=show_secrets, local=self._local())
+
+    def _local(self) -> dict:
+        plan = self.plan
+        meta = plan.meta_properties or {}
+        local = {
+            "version": __version__,
+            "source": self.source,
+            "loaded": {
+                "snapshot": plan.snapshot.path.name if plan.snapshot else None,
+                "segments": [s.path.name for s in plan.segments],
+            },
+            "counts": self.counts,
+        }
+        if plan.kind in ("logdir", "partition-dir"):
+            local["clusterId"] = meta.get("cluster.id")
+            node = meta.get("node.id", meta.get("broker.id"))
+            local["nodeId"] = int(node) if node is not None and str(node).lstrip("-").isdigit() else node
+            if meta.get("directory.id"):
+                local["directoryId"] = meta["directory.id"]
+        return local
+
+    def counts(self) -> dict:
+        e = self.engine
+        return {"recordsApplied": e.applied, "recordsSkipped": e.skipped,
+                "recordsDropped": e.aborted, "byType": dict(sorted(e.by_type.items()))}
+
+    def new_problems(self, since: int) -> list[str]:
+        """Problems found after ``since`` (lazy partitions are decoded on demand)."""
+        return [str(p) for p in self.engine.problems[since:]]
+
+    def summary(self) -> dict:
+        return summarize(self.image, self.engine, self.counts())
+
+    def changes(self, path: str) -> list[dict]:
+        """The records that created or changed the entity at ``path``."""
+        records = entity_records(self.image, paths.split(path))
+        if records is None:
+            raise KeyError(path)
+        return [{"offset": r.offset, "time": iso_time(r.timestamp), "type": r.name,
+                 "summary": describe(r)} for r in records]
+
+
+def entity_records(image, parts: list[str]) -> list | None:
+    """Map a tree path to the records of the entity it shows (None if none)."""
+    if not parts:
+        return None
+    head, rest = parts[0], parts[1:]
+    h = image.history
+    if head in ("topics", "topicIds") and rest:
+        t = image.topics.get(rest[0]) if head == "topicIds" else image.topic_by_name(rest[0])
+        tid = t.topic_id if t is not None else (rest[0] if head == "topicIds" else None)
+        if len(rest) >= 2 and rest[1] not in ("id", "name"):
+            if t is None or not rest[1].lstrip("-").isdigit():
+                return None
+            recs = t.partition_records.get(int(rest[1]))
+            return list(recs) if recs is not None else None
+        return h.get(("topic", tid))
+    if head == "brokers" and rest and rest[0].isdigit():
+        return h.get(("broker", int(rest[0])))
+    if head == "controllers" and rest and rest[0].isdigit():
+        return h.get(("controller", int(rest[0])))
+    if head == "configs" and len(rest) >= 2:
+        return h.get(("config", rest[0], "" if rest[1] == "<default>" else rest[1]))
+    if head == "clientQuotas" and rest:
+        pairs = []
+        for i in range(0, len(rest) - 1, 2):
+            pairs.append((rest[i], None if rest[i + 1] == "<default>" else rest[i + 1]))
+        return h.get(("quota", tuple(sorted(pairs))))
+    if head == "acls" and rest:
+        return h.get(("acl", rest[0]))
+    if head == "features" and rest:
+        return h.get(("feature", rest[0]))
+    if head == "producerIds":
+        return h.get(("producerIds",))
+    if head == "scram" and len(rest) >= 2:
+        return h.get(("scram", rest[0], rest[1]))
+    if head == "delegationTokens" and rest:
+        return h.get(("token", rest[0]))
+    if head == "metadataQuorum":
+        return h.get(("quorum",))
+    return None
+
+
+def open_session(path, *, until_offset: int | None = None, until_time: int | None = None,
+                 show_secrets: bool = False,
+                 progress: Callable[[int, int], None] | None = None) -> Session:
+    """Load ``path`` (file or directory) and return its :class:`Session`.
+    Raises :class:`MetashellError` (one-line message) if nothing can be read."""
+    plan = inputs.plan(path, until_offset=until_offset)
+    warnings: list[str] = list(plan.notes)
+    if until_time is not None and plan.snapshot is not None and plan.kind in ("logdir", "partition-dir"):
+        plan = _plan_for_time(plan, until_time, warnings)
+    total = sum(_size(f) for f in plan.files) or 1
+    loader = _Loader(total, progress)
+    while True:
+        engine = ReplayEngine(until_offset=until_offset, until_time=until_time)
+        snap = plan.snapshot
+        try:
+            if snap is not None:
+                _check_until(plan, snap, until_offset)
+                loader.snapshot(engine, snap, warnings,
+                                strict=plan.kind in ("logdir", "partition-dir"))
+            break
+        except CorruptDataError as e:
+            if plan.kind not in ("logdir", "partition-dir"):
+                raise
+            older = [c for c in plan.snapshot_candidates if c.end_offset < (snap.end_offset or 0)]
+            warnings.append(f"{e}; snapshot {snap.path.name} is unusable, "
+                            + (f"falling back to {older[0].path.name}" if older else
+                               "replaying the log from its start"))
+            plan = plan.with_snapshot(older[0] if older else None)
+            loader = _Loader(total, progress)
+    for seg in plan.segments:
+        if engine.reached_limit:
+            break
+        loader.segment(engine, seg.path, warnings)
+    engine.finish()
+    _quorum_fallback(engine.image.quorum, plan.quorum_state)
+    if plan.kind == "snapshot" and plan.snapshot is None and not plan.segments:
+        raise InputError(path, "nothing to load")
+    source = str(Path(path))
+    return Session(source, plan, engine, warnings + [str(p) for p in engine.problems], show_secrets)
+
+
+def _quorum_fallback(q, state: dict | None) -> None:
+    """Without LeaderChange records, the node's own quorum-state file says
+    whom it last knew as leader."""
+    if not state or q.leader_id >= 0:
+        return
+    q.leader_id = state.get("leaderId", -1)
+    q.leader_epoch = max(q.leader_epoch, state.get("leaderEpoch", -1))
+    if not q.voters and state.get("currentVoters"):
+        q.voters = {v["voterId"]: {} for v in state["currentVoters"]}
+        q.voters_from = "quorum-state"
+
+
+def _check_until(plan, snap, until_offset) -> None:
+    if until_offset is None or snap.end_offset is None or snap.bootstrap:
+        return
+    if plan.kind == "snapshot" and until_offset < snap.end_offset - 1:
+        raise MetashellError(f"{snap.path}: --until-offset {until_offset} is before this snapshot's "
+                             f"last offset {snap.end_offset - 1}; a snapshot loads whole (pass the "
+                             "log directory to travel further back)")
+
+
+def _plan_for_time(plan, until_time: int, warnings: list[str]):
+    """For time travel in a directory: the newest snapshot whose last contained
+    record was appended at or before ``until_time``."""
+    for cand in plan.snapshot_candidates:
+        ts = _snapshot_timestamp(cand.path)
+        if ts is not None and ts <= until_time:
+            return plan if cand == plan.snapshot else plan.with_snapshot(cand)
+    return plan.with_snapshot(None)
+
+
+def _snapshot_timestamp(path: Path) -> int | None:
+    try:
+        for batch in FileReader(path):
+            for rec in batch.records:
+                if rec.name == "SnapshotHeaderRecord" and rec.data is not None:
+                    return rec.data["lastContainedLogTimestamp"]
+            return None
+    except MetashellError:
+        return None
+    return None
+
+
+def _size(p: Path) -> int:
+    try:
+        return os.stat(p).st_size
+    except OSError:
+        return 0
+
+
+class _Loader:
+    """Reads files into an engine, reporting progress and damage."""
+
+    def __init__(self, total: int, progress):
+        self.total = total
+        self.done = 0
+        self.progress = progress
+        self.next_report = 0
+
+    def _batches(self, path: Path, warnings: list[str], strict: bool = False):
+        reader = FileReader(path, skip_damage=True, lazy=True)
+        read = 0
+        progress = self.progress
+        for batch in reader:
+            read += 1
+            if progress is not None:
+                at = self.done + batch.header.end
+                if at >= self.next_report:
+                    progress(at, self.total)
+                    self.next_report = at + PROGRESS_STEP
+            yield batch
+        summary = reader.summary
+        if summary.problems and (read == 0 or strict):
+            raise summary.problems[0]
+        warnings.extend(str(p) + "; batch skipped" for p in summary.problems)
+        warnings.extend(summary.notes())
+        self.done += summary.size
+        if progress is not None:
+            progress(self.done, self.total)
+
+    def snapshot(self, engine: ReplayEngine, snap, warnings: list[str], strict: bool) -> None:
+        """Apply a snapshot; with ``strict`` any damage makes it unusable (the
+        caller falls back to an older snapshot or to the log)."""
+        engine.source = snap.path.name
+        engine.begin_snapshot(None if snap.bootstrap else snap.end_offset, None,
+                              -1 if snap.epoch is None else snap.epoch)
+        for batch in self._batches(snap.path, warnings, strict):
+            engine.apply_batch(batch)
+        engine.end_snapshot()
+
+    def segment(self, engine: ReplayEngine, path: Path, warnings: list[str]) -> None:
+        engine.source = path.name
+        for batch in self._batches(path, warnings):
+            if not engine.apply_batch(batch):
+                break
