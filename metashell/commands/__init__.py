@@ -1,0 +1,154 @@
+"""The shell's commands, registered in one place, and the line dispatcher.
+
+``run_line(ctx, line)`` is what the REPL, script mode and one-shot mode all
+call: the line is split like a shell would (``shlex``: quotes and
+backslashes), the first word picks the command, the rest are its arguments.
+``complete_line(ctx, text)`` is what the REPL's completer calls.
+"""
+
+from __future__ import annotations
+
+import difflib
+import shlex
+
+from metashell.commands.base import USAGE, Command
+from metashell.commands.cat import Cat
+from metashell.commands.cd import Cd
+from metashell.commands.changes import Changes
+from metashell.commands.context import Context
+from metashell.commands.exit import Exit
+from metashell.commands.find import Find
+from metashell.commands.help import Help
+from metashell.commands.history import History
+from metashell.commands.ls import Ls
+from metashell.commands.man import Man
+from metashell.commands.pwd import Pwd
+from metashell.commands.summary import Summary
+from metashell.commands.tree import Tree
+
+__all__ = ["COMMANDS", "Command", "Context", "command_names", "complete_line",
+           "run_line", "run_words", "split_partial", "unknown_command_message"]
+
+#: name -> command, alphabetical (the order of help and of error messages)
+COMMANDS: dict[str, Command] = {
+    c.name: c for c in sorted(
+        (Cat(), Cd(), Changes(), Exit(), Find(), Help(), History(), Ls(), Man(), Pwd(),
+         Summary(), Tree()),
+        key=lambda c: c.name)
+}
+
+
+def command_names() -> list[str]:
+    return list(COMMANDS)
+
+
+def unknown_command_message(name: str) -> str:
+    """``unknown command 'blah' (choose from cat, cd, ...)``, plus a
+    did-you-mean for a prefix or a close typo."""
+    names = command_names()
+    message = f"unknown command '{name}' (choose from {', '.join(names)})"
+    guesses = [n for n in names if name and n.startswith(name)]
+    if not guesses:
+        guesses = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    if guesses:
+        message += "; did you mean " + " or ".join(f"'{g}'" for g in guesses) + "?"
+    return message
+
+
+def run_words(ctx: Context, words: list[str]) -> int:
+    """Run one already split command line; returns its exit status."""
+    words = list(words)
+    while words and words[-1] == "":
+        words.pop()
+    if not words:
+        return 0
+    command = COMMANDS.get(words[0])
+    if command is None:
+        ctx.error(unknown_command_message(words[0]))
+        return USAGE
+    return command.execute(ctx, words[1:])
+
+
+def run_line(ctx: Context, line: str) -> int:
+    """Run one command line. Blank lines and ``#`` comments do nothing."""
+    stripped = line.strip()
+    if not stripped or stripped.startswith("#"):
+        return 0
+    try:
+        words = shlex.split(stripped)
+    except ValueError as e:
+        ctx.error(f"syntax error: {str(e).lower()}")
+        return USAGE
+    return run_words(ctx, words)
+
+
+# ---------------------------------------------------------------------- completion
+
+def split_partial(text: str) -> tuple[list[str], int]:
+    """Split a line that is still being typed: ``(words, start)`` where
+    ``words`` are unquoted/unescaped as ``shlex`` would (an open quote is
+    tolerated) and the last word is the one being typed ("" after a
+    space); ``start`` is where that word begins in ``text``."""
+    words: list[str] = []
+    current: list[str] = []
+    in_word = False
+    quote = None
+    start = len(text)
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if quote:
+            if c == quote:
+                quote = None
+            elif c == "\\" and quote == '"' and i + 1 < n and text[i + 1] in '"\\':
+                i += 1
+                current.append(text[i])
+            else:
+                current.append(c)
+        elif c.isspace():
+            if in_word:
+                words.append("".join(current))
+                current = []
+                in_word = False
+        else:
+            if not in_word:
+                in_word = True
+                start = i
+            if c in "'\"":
+                quote = c
+            elif c == "\\":
+                if i + 1 < n:
+                    i += 1
+                    current.append(text[i])
+            else:
+                current.append(c)
+        i += 1
+    if in_word:
+        words.append("".join(current))
+    else:
+        words.append("")
+        start = n
+    return words, start
+
+
+def quote_word(word: str) -> str:
+    """Backslash-escape what ``shlex`` would otherwise split or unquote."""
+    return "".join("\\" + c if c.isspace() or c in "'\"\\" else c for c in word)
+
+
+def complete_line(ctx: Context, text: str) -> tuple[int, list[str]]:
+    """Completions for the word at the end of ``text``:
+    ``(start, candidates)``; each candidate replaces ``text[start:]``.
+    Directories end in ``/``."""
+    words, start = split_partial(text)
+    if len(words) == 1:
+        candidates = [n for n in command_names() if n.startswith(words[0])]
+    else:
+        command = COMMANDS.get(words[0])
+        if command is None:
+            return start, []
+        try:
+            candidates = command.complete(ctx, words[1:])
+        except Exception:  # completion must never break the prompt
+            candidates = []
+    return start, [quote_word(c) for c in candidates]

@@ -1,0 +1,63 @@
+"""changes: the records that changed an entity."""
+
+from __future__ import annotations
+
+from metashell.commands.base import (FAILED, NOT_FOUND, OK, Command, expand, has_glob,
+                                     shown)
+from metashell.render import json_text, table_lines
+
+
+class Changes(Command):
+    name = "changes"
+    description = "Show the records that changed an entity (broker, topic, partition, ...)."
+    needs_session = True
+    details = """\
+One line per record, oldest first: offset, ISO-8601 UTC time, record type
+and a one-line summary of what it changed. PATH names an entity such as
+/brokers/1, /topics/foo, /topics/foo/0 or a config resource, or a file
+inside one; it may be a glob, and each match is listed under a 'PATH:'
+header when there are several.
+
+--output json: a JSON array of {offset, time, type, summary}; with several
+PATHs or a glob, an object mapping each matched path to its array.
+
+Errors: 'changes: PATH: no such file or directory', 'changes: PATH: no
+change history (not an entity)'; the exit status is then 1."""
+
+    def add_arguments(self, parser):
+        parser.add_argument("targets", nargs="+", metavar="PATH", help="entities to show")
+
+    def run(self, ctx, args) -> int:
+        status = OK
+        results = []
+        for target in args.targets:
+            matches = expand(ctx, target)
+            if not matches:
+                ctx.error(f"changes: {target}: {NOT_FOUND}")
+                status = FAILED
+                continue
+            for match in matches:
+                label = shown(target, match)
+                try:
+                    rows = ctx.session.changes(match.path)
+                except KeyError:
+                    ctx.error(f"changes: {label}: no change history (not an entity)")
+                    status = FAILED
+                    continue
+                results.append((label, rows))
+        several = len(args.targets) > 1 or any(has_glob(t) for t in args.targets)
+        if ctx.json:
+            if several:
+                ctx.write(json_text({label: rows for label, rows in results}))
+            elif results:
+                ctx.write(json_text(results[0][1]))
+            return status
+        for i, (label, rows) in enumerate(results):
+            if several or len(results) > 1:
+                if i:
+                    ctx.write()
+                ctx.write(f"{label}:")
+            ctx.write_lines(table_lines(
+                [[str(r.get("offset", "-")), str(r.get("time", "-")), str(r.get("type", "")),
+                  str(r.get("summary", ""))] for r in rows], right=(0,)))
+        return status

@@ -1,0 +1,62 @@
+"""What a command runs against: the tree, the working directory, the output
+format and where output goes.
+
+One ``Context`` lives as long as a shell (REPL, script or one-shot run).
+Commands read from it and write through ``write`` (data, stdout) and
+``error`` (diagnostics, stderr); ``cd`` changes ``cwd``, ``exit`` sets
+``exit_requested``.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, TextIO
+
+from metashell.fs.node import Node
+
+
+@dataclass
+class Context:
+    root: Node
+    session: Any = None                    # a metashell.session.Session (summary/changes)
+    cwd: str = "/"
+    output: str = "text"                   # "text" or "json"
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    err: TextIO = field(default_factory=lambda: sys.stderr)
+    width: "int | None" = None             # terminal width for ls columns; None: one per line
+    color: bool = False                    # ANSI colours in output (terminals only)
+    interactive: bool = False
+    history: "Callable[[], list[str]] | None" = None   # entries, oldest first
+    previous_cwd: "str | None" = None      # for `cd -`
+    exit_requested: bool = False
+    source: str = ""                       # what was loaded (for the banner and help)
+
+    @classmethod
+    def for_session(cls, session, **kwargs) -> "Context":
+        kwargs.setdefault("source", getattr(session, "source", ""))
+        return cls(root=session.root, session=session, **kwargs)
+
+    @property
+    def json(self) -> bool:
+        return self.output == "json"
+
+    def write(self, text: str = "") -> None:
+        """One line (or several joined by newlines) of data on stdout."""
+        self.out.write(text + "\n")
+
+    def write_lines(self, lines) -> None:
+        for line in lines:
+            self.out.write(line + "\n")
+
+    def error(self, message: str) -> None:
+        """One line of diagnostics on stderr (stdout is flushed first so the
+        two stay in order when they go to the same place)."""
+        try:
+            self.out.flush()
+        except ValueError:
+            pass
+        self.err.write(message + "\n")
+
+    def history_entries(self) -> list[str]:
+        return list(self.history()) if self.history is not None else []

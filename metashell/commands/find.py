@@ -1,0 +1,81 @@
+"""find: search for nodes in the tree."""
+
+from __future__ import annotations
+
+from metashell.commands.base import (FAILED, NOT_FOUND, OK, Command, basename, expand,
+                                     path_candidates, shown)
+from metashell.fs import glob
+from metashell.fs.walk import walk
+from metashell.render import json_text
+
+
+class Find(Command):
+    name = "find"
+    description = "Search for nodes in the directory hierarchy."
+    details = """\
+Prints each PATH (default: .) and everything below it, depth first, children
+in sorted order, one path per line. A PATH without glob characters is
+printed as typed and its descendants below it (like find(1)); a glob PATH
+prints the absolute paths it matched.
+
+-name GLOB keeps only nodes whose own name matches GLOB (* ? [abc] {a,b});
+-type f keeps files, -type d directories. Quote globs so they reach find
+unexpanded.
+
+--output json: one JSON array of the paths.
+
+Errors: 'find: PATH: no such file or directory' (exit status 1)."""
+
+    def add_arguments(self, parser):
+        parser.add_argument("paths", nargs="*", metavar="PATH",
+                            help="where to start (default: .)")
+        parser.add_argument("-name", dest="name_glob", metavar="GLOB",
+                            help="only nodes whose name matches GLOB")
+        parser.add_argument("-type", dest="node_type", choices=("f", "d"),
+                            help="only files (f) or directories (d)")
+
+    def complete(self, ctx, words):
+        if len(words) >= 2 and words[-2] == "-type":
+            return [t for t in ("f", "d") if t.startswith(words[-1])]
+        if len(words) >= 2 and words[-2] == "-name":
+            return []
+        if words and words[-1].startswith("-"):
+            return [o for o in self.option_strings() if o.startswith(words[-1])]
+        return path_candidates(ctx, words[-1] if words else "")
+
+    def run(self, ctx, args) -> int:
+        if args.name_glob is not None:
+            regex = glob.compile_component(args.name_glob)
+            literal = glob.literal_name(args.name_glob)
+
+            def name_ok(name: str) -> bool:
+                return regex.fullmatch(name) is not None if regex else name == literal
+        else:
+            def name_ok(name: str) -> bool:
+                return True
+        want_dir = {"f": False, "d": True}.get(args.node_type)
+
+        status = OK
+        first = True
+        if ctx.json:
+            ctx.out.write("[")
+        for pattern in args.paths or ["."]:
+            matches = expand(ctx, pattern)
+            if not matches:
+                ctx.error(f"find: {pattern}: {NOT_FOUND}")
+                status = FAILED
+                continue
+            for match in matches:
+                for path_text, node in walk(match.node, shown(pattern, match)):
+                    if want_dir is not None and node.is_dir != want_dir:
+                        continue
+                    if not name_ok(basename(path_text)):
+                        continue
+                    if ctx.json:
+                        ctx.out.write(("" if first else ",") + json_text(path_text))
+                        first = False
+                    else:
+                        ctx.write(path_text)
+        if ctx.json:
+            ctx.out.write("]\n")
+        return status

@@ -1,0 +1,48 @@
+"""help: list the commands."""
+
+from __future__ import annotations
+
+from metashell import __version__
+from metashell.commands.base import FAILED, OK, Command
+from metashell.render import json_text
+
+
+class Help(Command):
+    name = "help"
+    description = "Display this help message."
+    path_args = None
+    details = """\
+'help COMMAND' is the same as 'man COMMAND'."""
+
+    def add_arguments(self, parser):
+        parser.add_argument("command", nargs="?", metavar="COMMAND",
+                            help="show this command's manual instead")
+
+    def complete(self, ctx, words):
+        from metashell.commands import command_names
+        if len(words) == 1:
+            return [n for n in command_names() if n.startswith(words[0])]
+        return []
+
+    def run(self, ctx, args) -> int:
+        from metashell.commands import COMMANDS, unknown_command_message
+        if args.command is not None:
+            command = COMMANDS.get(args.command)
+            if command is None:
+                ctx.error(f"help: {unknown_command_message(args.command)}")
+                return FAILED
+            ctx.write(command.manual())
+            return OK
+        if ctx.json:
+            ctx.write(json_text({c.name: c.description for c in COMMANDS.values()}))
+            return OK
+        width = max(len(n) for n in COMMANDS) + 2
+        lines = [f"Welcome to the Apache Kafka metadata shell (metashell {__version__}).", "",
+                 "Commands:"]
+        lines += [f"  {c.name.ljust(width)}{c.description}" for c in COMMANDS.values()]
+        lines += ["",
+                  "Paths are absolute or relative to the working directory; . and .. work,",
+                  "and each component may be a glob: * ? [abc] {a,b}.",
+                  "Type 'man COMMAND' or 'COMMAND -h' for a command's options."]
+        ctx.write_lines(lines)
+        return OK

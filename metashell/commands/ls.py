@@ -1,0 +1,151 @@
+"""ls: list metadata nodes."""
+
+from __future__ import annotations
+
+from metashell.commands.base import (FAILED, NOT_FOUND, OK, Command, basename, expand,
+                                     has_glob, shown)
+from metashell.render import (column_lines, iso_time, json_text, style, table_lines,
+                              value_text)
+
+DIR_STYLE = "bold blue"
+
+
+def _entry(name: str, node) -> dict:
+    """What ``ls -l`` shows of one node."""
+    if node.is_dir:
+        size = len(node.children())
+    else:
+        size = len(value_text(node.value()))
+    change = node.last_change()
+    offset, ms = change if change is not None else (None, None)
+    return {"name": name, "type": "dir" if node.is_dir else "file", "size": size,
+            "offset": offset, "time": iso_time(ms) if ms is not None else None}
+
+
+def _children(node):
+    for name in node.children():
+        child = node.child(name)
+        if child is not None:
+            yield name, child
+
+
+class Ls(Command):
+    name = "ls"
+    description = "List metadata nodes."
+    details = """\
+With no PATH, lists the working directory. A directory is listed as its
+children (sorted numerically when all names are numbers), a file by its
+name; files come first, then each directory under a 'PATH:' header when
+there is more than one thing to list. On a terminal names are laid out in
+columns to the terminal width (column-major, like Kafka's shell);
+otherwise one name per line.
+
+-l prints one line per entry: type (d or -), size (a directory: its number
+of children; a file: the length of its text as cat prints it), the offset
+and ISO-8601 UTC time of the record that last changed it ('-' if unknown),
+and the name.
+
+--output json: a JSON array of names; with several PATHs or a glob, an
+object mapping each matched path to its array. With -l the names become
+objects {name, type, size, offset, time}.
+
+Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
+
+    def add_arguments(self, parser):
+        parser.add_argument("-l", "--long", action="store_true",
+                            help="long listing: type, size, last change offset and time")
+        parser.add_argument("targets", nargs="*", metavar="PATH",
+                            help="directories or files to list (default: .)")
+
+    def run(self, ctx, args) -> int:
+        targets = args.targets or ["."]
+        status = OK
+        files: list[tuple[str, str, object]] = []      # (label, name, node)
+        dirs: list[tuple[str, object]] = []            # (label, node)
+        for target in targets:
+            matches = expand(ctx, target)
+            if not matches:
+                ctx.error(f"ls: {target}: {NOT_FOUND}")
+                status = FAILED
+                continue
+            for match in matches:
+                label = shown(target, match)
+                if match.node.is_dir:
+                    dirs.append((label, match.node))
+                else:
+                    files.append((label, basename(match.path), match.node))
+        several = len(targets) > 1 or any(has_glob(t) for t in targets)
+        if ctx.json:
+            self._json(ctx, args.long, files, dirs, several)
+        else:
+            self._text(ctx, args.long, files, dirs)
+        return status
+
+    # ------------------------------------------------------------------ json
+
+    def _json(self, ctx, long, files, dirs, several) -> None:
+        def names(pairs):
+            return [_entry(n, c) if long else n for n, c in pairs]
+
+        if not several:
+            if dirs:
+                ctx.write(json_text(names(_children(dirs[0][1]))))
+            elif files:
+                ctx.write(json_text(names([(files[0][1], files[0][2])])))
+            else:
+                ctx.write("[]")
+            return
+        result = {}
+        for label, name, node in files:
+            result[label] = names([(name, node)])
+        for label, node in dirs:
+            result[label] = names(_children(node))
+        ctx.write(json_text(result))
+
+    # ------------------------------------------------------------------ text
+
+    def _text(self, ctx, long, files, dirs) -> None:
+        sections = 0
+        if files:
+            self._print_entries(ctx, long, [(name, node) for _, name, node in files])
+            sections += 1
+        need_header = bool(files) or len(dirs) > 1
+        for label, node in dirs:
+            if need_header:
+                if sections:
+                    ctx.write()
+                ctx.write(f"{label}:")
+            self._print_entries(ctx, long, None, node)
+            sections += 1
+
+    def _print_entries(self, ctx, long, pairs, directory=None) -> None:
+        if long:
+            if pairs is None:
+                pairs = _children(directory)
+            rows = []
+            for name, node in pairs:
+                e = _entry(name, node)
+                rows.append(["d" if node.is_dir else "-", str(e["size"]),
+                             "-" if e["offset"] is None else str(e["offset"]),
+                             e["time"] or "-",
+                             style(name, DIR_STYLE, ctx.color and node.is_dir)])
+            ctx.write_lines(table_lines(rows, right=(1, 2)))
+            return
+        if pairs is None:
+            names = directory.children()
+            if ctx.color:
+                is_dir = []
+                for name in names:
+                    child = directory.child(name)
+                    is_dir.append(child is not None and child.is_dir)
+            else:
+                is_dir = None
+        else:
+            names = [n for n, _ in pairs]
+            is_dir = [node.is_dir for _, node in pairs] if ctx.color else None
+        if is_dir is None:
+            decorate = None
+        else:
+            def decorate(index, text):
+                return style(text, DIR_STYLE, is_dir[index])
+        ctx.write_lines(column_lines(names, ctx.width, decorate))
