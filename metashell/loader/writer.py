@@ -79,15 +79,18 @@ class Out:
         return INT16.pack(0) + INT16.pack(self.control_type)
 
 
-def record(name: str, version: int | None = None, **data) -> Out:
-    """A metadata record by name, at ``version`` (default: the newest)."""
+def record(name: str, version: int | None = None, /, **data) -> Out:
+    """A metadata record by name, at ``version`` (default: the newest).
+    ``name`` and ``version`` are positional-only, so records with fields
+    called ``name`` or ``version`` (TopicRecord, FeatureLevelRecord ...) can
+    pass them as keywords."""
     spec = spec_named(name)
     if version is None:
         version = spec.valid_range.hi if spec.valid_range.hi is not None else spec.valid_range.lo
     return Out(spec=spec, version=version, data=data)
 
 
-def control(name: str, **data) -> Out:
+def control(name: str, /, **data) -> Out:
     spec = spec_named(name)
     return Out(spec=spec, control_type=spec.api_key, data={"version": 0, **data})
 
