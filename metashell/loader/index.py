@@ -1,0 +1,576 @@
+"""The fast indexing pass: where every record is, what it is, what it is about.
+
+Why this exists
+---------------
+Decoding a million-partition snapshot costs seconds and a lot of memory,
+yet most questions touch a few entities: "every record of partition 3 of
+topic X", "the records that changed broker 2", "which batches hold
+topic Y". The replay engine (lazy partitions, ``changes``) and the Spark
+pipeline (splitting a file into work by entity, then decoding only the
+records each task needs) ask exactly that. :func:`index_file` answers it
+in one pass over the file that verifies every batch CRC and reads each
+record's frame but does not decode record bodies: for the common record
+types the entity key sits at a fixed place at the start of the body
+(``int32 partitionId, uuid topicId`` for PartitionRecord), so it is read
+straight from the bytes.
+
+What it stores
+--------------
+Columns (:mod:`array`), one entry per record, in file order:
+
+``offsets``     int64  record offset
+``types``       int16  metadata apiKey, or control type for control records
+                       (-1 when the frame header cannot be read)
+``positions``   int32  where the record starts, relative to its batch's
+                       record section (the decompressed one, for a compressed
+                       batch); see :meth:`Index.record`
+``entities``    int32  entity id (an index into ``entity_keys``), -1 = none;
+                       for partition records: the id of the partition's topic
+``partitions``  int32  partition id for PartitionRecord / PartitionChangeRecord,
+                       else -1
+
+and one entry per batch: ``batch_positions`` (byte position in the file),
+``batch_first`` (index of its first record), ``batch_attributes``.
+``entity_keys`` is the list of distinct entity keys in first-seen order;
+``topic_names`` maps topic ids to the names TopicRecords gave them;
+``unknown`` maps the index of each record whose frame names no known record
+type (unknown frame version, apiKey or version, unknown control type, null
+value) to a one-line reason. Record bodies are not validated: a body that
+does not decode shows up only when the record is decoded
+(:meth:`Index.record`).
+
+Entity keys are the replay engine's history keys (``replay/engine.py``):
+
+=============================================  ===============================================
+records                                        key
+=============================================  ===============================================
+Partition, PartitionChange                     ``("partition", topic_id, partition_id)``
+Topic, RemoveTopic                             ``("topic", topic_id)``
+RegisterBroker, UnregisterBroker, Fence,       ``("broker", broker_id)``
+Unfence, BrokerRegistrationChange
+RegisterController                             ``("controller", controller_id)``
+Config                                         ``("config", "topic", name)`` (resource type as
+                                               in the tree: topic, broker, broker_logger ...)
+FeatureLevel, RemoveFeatureLevel               ``("feature", name)``
+ClientQuota                                    ``("quota", ((entity_type, entity_name), ...))``
+AccessControlEntry, RemoveAccessControlEntry   ``("acl", acl_id)``
+UserScramCredential, RemoveUserScramCredential ``("scram", mechanism_name, user)``
+DelegationToken, RemoveDelegationToken         ``("token", token_id)``
+ProducerIds                                    ``("producerIds",)``
+ZkMigrationState                               ``("zkMigrationState",)``
+ClearElr                                       ``("clearElr", topic_name)`` ("" = every topic)
+LeaderChange, KRaftVersion, Voters (control)   ``("quorum",)``
+NoOp, transactions, snapshot header/footer     none
+=============================================  ===============================================
+
+Types outside the fast paths (rare ones, and every Kafka 2.8 frame-0
+record) have their body decoded to find the key.
+
+Cost: about 22 bytes per record plus the distinct keys, so a
+million-partition snapshot indexes into a few tens of MB.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+from array import array
+from bisect import bisect_right
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from ..errors import CorruptDataError, RecordDecodeError
+from . import catalog, enums
+from .batch import ATTR_CODEC, ATTR_CONTROL, HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, BatchScanner
+from .compression import decompress
+from .primitives import read_varint, read_varlong, uuid_to_str
+from .reader import FileReader, FileSummary, _headers, _map, _why
+from .records import decode_value
+
+__all__ = ["Index", "index_file"]
+
+_PARTITION_KEY = struct.Struct(">i16s").unpack_from   # PartitionRecord/PartitionChangeRecord body start
+_INT32 = struct.Struct(">i").unpack_from
+
+# metadata apiKeys the hot loop reads the key of straight from the bytes (frame 1)
+_PARTITION = (3, 5)
+_BROKER_IDS = frozenset((0, 1, 7, 8, 17))       # body starts with int32 broker id
+_NO_ENTITY = frozenset((20, 23, 24, 25))         # NoOp, Begin/End/AbortTransaction
+_SINGLETONS = {15: ("producerIds",), 21: ("zkMigrationState",)}
+_QUORUM_CONTROL = frozenset((2, 5, 6))           # LeaderChange, KRaftVersion, Voters
+
+# newest known version of each frame-1 apiKey (0-127), -1 = unknown
+_MAX_VERSION = [-1] * 128
+for _k, _m in catalog.METADATA.items():
+    _MAX_VERSION[_k] = _m.valid_range.hi if _m.valid_range.hi is not None else 32767
+del _k, _m
+
+
+def _config_type(code: int) -> str:
+    return enums.CONFIG_RESOURCE_TREE_NAMES.get(code, f"type_{code}")
+
+
+def _scram_mechanism(code: int) -> str:
+    return enums.SCRAM_MECHANISMS.get(code, f"UNKNOWN({code})") if code else "UNKNOWN"
+
+
+def key_from_data(api_key: int, data: dict) -> tuple | None:
+    """The entity key of a decoded metadata record (any frame, any layout)."""
+    if api_key in (3, 5):
+        return ("partition", data["topicId"], data["partitionId"])
+    if api_key in (2, 9):
+        return ("topic", data["topicId"])
+    if api_key in (0, 1, 17):
+        return ("broker", data["brokerId"])
+    if api_key in (7, 8):
+        return ("broker", data["id"])
+    if api_key == 27:
+        return ("controller", data["controllerId"])
+    if api_key == 4:
+        return ("config", _config_type(data["resourceType"]), data["resourceName"])
+    if api_key in (12, 16):
+        return ("feature", data["name"])
+    if api_key == 14:
+        return ("quota", tuple(sorted((e["entityType"], e["entityName"]) for e in data["entity"])))
+    if api_key in (18, 19):
+        return ("acl", data["id"])
+    if api_key in (11, 22):
+        if "mechanism" not in data:   # the nested 3.0-3.4 layout: one record per user
+            return ("scram", None, data["name"])
+        return ("scram", _scram_mechanism(data["mechanism"]), data["name"])
+    if api_key in (10, 26):
+        return ("token", data["tokenId"])
+    if api_key == 28:
+        return ("clearElr", data["topicName"])
+    return _SINGLETONS.get(api_key)
+
+
+class Index:
+    """The result of :func:`index_file`; see the module docstring."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self.offsets = array("q")
+        self.types = array("h")
+        self.positions = array("i")
+        self.entities = array("i")
+        self.partitions = array("i")
+        self.batch_positions = array("q")
+        self.batch_first = array("q")
+        self.batch_attributes = array("h")
+        self.entity_keys: list[tuple] = []
+        self.topic_names: dict[str, str] = {}
+        self.unknown: dict[int, str] = {}
+        self.summary: FileSummary | None = None
+        self.saw_frame0 = False
+        self._key_ids: dict[tuple, int] = {}
+        self._groups: dict | None = None
+        self._buf = None
+        self._reader: FileReader | None = None
+        self._payload_cache: tuple[int, bytes] | None = None
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    # -- per record --------------------------------------------------------------
+
+    def batch_of(self, i: int) -> int:
+        """Index of the batch holding record ``i``."""
+        return bisect_right(self.batch_first, i) - 1
+
+    def is_control(self, i: int) -> bool:
+        return bool(self.batch_attributes[self.batch_of(i)] & ATTR_CONTROL)
+
+    def kind(self, i: int) -> str:
+        """``"metadata"``, ``"control"`` or ``"undecodable"`` (frame-level only)."""
+        if i in self.unknown:
+            return "undecodable"
+        return "control" if self.is_control(i) else "metadata"
+
+    def name(self, i: int) -> str:
+        """The record type's name (current catalog names), as the reader names it."""
+        t = self.types[i]
+        if self.is_control(i):
+            spec = catalog.CONTROL.get(t)
+            if spec is not None and i not in self.unknown:
+                return spec.name
+            return f"ControlRecord({catalog.CONTROL_NAMES.get(t, t)})"
+        if i in self.unknown:
+            return "UnknownRecord"
+        return catalog.METADATA[t].name
+
+    def entity(self, i: int) -> tuple | None:
+        """The entity key of record ``i``, or None."""
+        e = self.entities[i]
+        if e < 0:
+            return None
+        key = self.entity_keys[e]
+        # partition records point at their topic's key (control types 3 and 5
+        # never have a topic key)
+        if key[0] == "topic" and self.types[i] in _PARTITION:
+            return ("partition", key[1], self.partitions[i])
+        return key
+
+    # -- by entity -----------------------------------------------------------------
+
+    def find(self, key: tuple) -> list[int]:
+        """Indices of the records whose entity is ``key`` (in file order).
+        The first call groups every record by entity (one pass)."""
+        if self._groups is None:
+            groups: dict = defaultdict(list)
+            ents, parts, types = self.entities, self.partitions, self.types
+            is_topic = [k[0] == "topic" for k in self.entity_keys]
+            for i in range(len(ents)):
+                e = ents[i]
+                if e >= 0:
+                    t = types[i]
+                    groups[(e, parts[i]) if (t == 3 or t == 5) and is_topic[e] else e].append(i)
+            self._groups = dict(groups)
+        if key and key[0] == "partition" and len(key) == 3:
+            e = self._key_ids.get(("topic", key[1]))
+            return [] if e is None else list(self._groups.get((e, key[2]), ()))
+        e = self._key_ids.get(key)
+        return [] if e is None else list(self._groups.get(e, ()))
+
+    def offsets_of(self, key: tuple) -> list[int]:
+        return [self.offsets[i] for i in self.find(key)]
+
+    def partitions_of(self, topic_id: str) -> list[int]:
+        """Partition ids seen for a topic, sorted."""
+        e = self._key_ids.get(("topic", topic_id))
+        if e is None:
+            return []
+        ids = {self.partitions[i] for i in range(len(self.entities))
+               if self.entities[i] == e and self.types[i] in _PARTITION}
+        return sorted(ids)
+
+    def counts(self) -> Counter:
+        """Records by type name."""
+        c: Counter = Counter()
+        n = len(self.offsets)
+        for b in range(len(self.batch_first)):
+            lo = self.batch_first[b]
+            hi = self.batch_first[b + 1] if b + 1 < len(self.batch_first) else n
+            control = self.batch_attributes[b] & ATTR_CONTROL
+            for i in range(lo, hi):
+                if i in self.unknown:
+                    c[self.name(i)] += 1
+                elif control:
+                    c[catalog.CONTROL[self.types[i]].name] += 1
+                else:
+                    c[catalog.METADATA[self.types[i]].name] += 1
+        return c
+
+    # -- decoding selected records ---------------------------------------------------
+
+    def record(self, i: int, *, lazy: bool = False):
+        """Decode record ``i`` (a :class:`~metashell.loader.records.Record`),
+        reading only its batch header and its own bytes."""
+        if self._reader is None:
+            self._reader = FileReader(self.path, lazy=lazy)
+            self._reader._saw_frame0 = self.saw_frame0
+        reader = self._reader
+        reader.lazy = lazy
+        b = self.batch_of(i)
+        bpos = self.batch_positions[b]
+        h = BatchHeader(*HEADER.unpack_from(reader.buf, bpos), bpos)
+        start = bpos + HEADER_SIZE
+        if h.codec:
+            cached = self._payload_cache
+            if cached is None or cached[0] != b:
+                end = bpos + LOG_OVERHEAD + h.length
+                cached = self._payload_cache = (b, decompress(h.codec, bytes(reader.buf[start:end])))
+            buf, start = cached[1], 0
+        else:
+            buf = reader.buf
+        pos = start + self.positions[i]
+        length, p = read_varint(buf, pos)
+        one = dataclasses.replace(h, count=1)
+        try:
+            return reader._parse(one, buf, pos, p + length)[0]
+        except (IndexError, RecordDecodeError) as e:
+            raise CorruptDataError(self.path, bpos, f"well-formed records in the batch ({_why(e)})",
+                                   self.offsets[i]) from None
+
+    # -- building --------------------------------------------------------------------
+
+    def _key_id(self, key: tuple | None) -> int:
+        if key is None:
+            return -1
+        e = self._key_ids.get(key)
+        if e is None:
+            e = self._key_ids[key] = len(self.entity_keys)
+            self.entity_keys.append(key)
+        return e
+
+    def _truncate(self, n: int) -> None:
+        """Forget records from index ``n`` on (a damaged batch that was skipped)."""
+        for col in (self.offsets, self.types, self.positions, self.entities, self.partitions):
+            del col[n:]
+        for i in [i for i in self.unknown if i >= n]:
+            del self.unknown[i]
+
+
+def index_file(path, *, skip_damage: bool = False, verify_crc: bool = True) -> Index:
+    """Index one file (segment, snapshot or bootstrap.checkpoint).
+
+    Framing and damage follow :class:`~metashell.loader.reader.FileReader`:
+    a torn last batch or zero padding ends the data (``index.summary``);
+    damage raises :class:`~metashell.errors.CorruptDataError`, or with
+    ``skip_damage`` the damaged batch is left out and listed in
+    ``index.summary.problems``.
+    """
+    idx = Index(path)
+    buf = _map(idx.path)
+    idx._buf = buf
+    idx.summary = summary = FileSummary(str(idx.path), len(buf))
+    scanner = BatchScanner(buf, idx.path, verify_crc=verify_crc, skip=skip_damage)
+    maps: dict[str, dict] = {"topic": {}, "broker": {}, "controller": {}, "config": {}, "acl": {}}
+    try:
+        for h in scanner:
+            first = len(idx.offsets)
+            start = h.position + HEADER_SIZE
+            end = h.position + LOG_OVERHEAD + h.length
+            data = buf
+            try:
+                if h.attributes & ATTR_CODEC:
+                    try:
+                        data = decompress(h.codec, bytes(buf[start:end]))
+                    except ValueError as e:
+                        raise CorruptDataError(idx.path, h.position, f"a valid compressed payload ({e})",
+                                               h.base_offset) from None
+                    start, end = 0, len(data)
+                try:
+                    _scan_batch(idx, h, data, start, end, maps)
+                except (IndexError, RecordDecodeError, struct.error) as e:
+                    raise CorruptDataError(idx.path, h.position,
+                                           f"well-formed records in the batch ({_why(e)})",
+                                           h.base_offset) from None
+            except CorruptDataError as err:
+                idx._truncate(first)
+                if not skip_damage:
+                    raise
+                scanner.problems.append(err)
+                continue
+            idx.batch_positions.append(h.position)
+            idx.batch_first.append(first)
+            idx.batch_attributes.append(h.attributes)
+    finally:
+        summary.end_reason = scanner.end_reason or "end"
+        summary.end_position = scanner.end_position
+        summary.problems = scanner.problems
+    return idx
+
+
+def _scan_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int, maps: dict) -> None:
+    """Append the records of one batch to the index columns: the hot loop.
+
+    Varints are read inline for their one-byte form, the record framing is
+    checked as strictly as the reader does, and for the common types the
+    entity key is looked up by its raw bytes (``maps``: raw bytes -> entity id)
+    so a key is decoded only the first time it is seen.
+    """
+    payload = pos
+    base = h.base_offset
+    control = h.attributes & ATTR_CONTROL
+    oappend = idx.offsets.append
+    tappend = idx.types.append
+    pappend = idx.positions.append
+    eappend = idx.entities.append
+    qappend = idx.partitions.append
+    topics, brokers, configs = maps["topic"], maps["broker"], maps["config"]
+    max_version = _MAX_VERSION
+    partition_key = _PARTITION_KEY
+    for _ in range(h.count):
+        rstart = pos
+        # length: zigzag varint
+        b = buf[pos]
+        if b < 0x80:
+            length = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            length, pos = read_varint(buf, pos)
+        rend = pos + length
+        if length < 6 or rend > end:
+            raise RecordDecodeError(f"record at payload byte {rstart - payload} declares length {length}")
+        # attributes (1 byte), timestampDelta (varlong)
+        b = buf[pos + 1]
+        if b < 0x80:
+            pos += 2
+        else:
+            _, pos = read_varlong(buf, pos + 1)
+        # offsetDelta
+        b = buf[pos]
+        if b < 0x80:
+            delta = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            delta, pos = read_varint(buf, pos)
+        # key
+        if buf[pos] == 1:
+            kstart = -1
+            pos += 1
+        else:
+            klen, pos = read_varint(buf, pos)
+            if klen < 0:
+                raise RecordDecodeError(f"negative key length {klen}")
+            kstart = pos
+            pos += klen
+            if klen < 4:
+                kstart = -2
+        # value
+        b = buf[pos]
+        if b < 0x80:
+            vlen = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            vlen, pos = read_varint(buf, pos)
+        v = pos
+        if vlen > 0:
+            pos += vlen
+        # headers
+        if buf[pos] == 0:
+            pos += 1
+        else:
+            _, pos = _headers(buf, pos)
+        if pos != rend:
+            raise RecordDecodeError(f"record at payload byte {rstart - payload} declares {length} bytes "
+                                    f"but its fields take {pos - rstart}")
+        oappend(base + delta)
+        pappend(rstart - payload)
+
+        if control:
+            _control(idx, buf, kstart, vlen, tappend, eappend)
+            qappend(-1)
+            continue
+        if vlen >= 4 and buf[v] == 1:
+            api = buf[v + 1]
+            if api < 0x80 and buf[v + 2] <= max_version[api]:
+                body = v + 3
+                if api == 3 or api == 5:   # PartitionRecord / PartitionChangeRecord
+                    if vlen >= 23:
+                        pid, raw = partition_key(buf, body)
+                        e = topics.get(raw)
+                        if e is None:
+                            e = topics[raw] = idx._key_id(("topic", uuid_to_str(raw)))
+                        tappend(api)
+                        eappend(e)
+                        qappend(pid)
+                        continue
+                elif api == 20:            # NoOpRecord
+                    tappend(20)
+                    eappend(-1)
+                    qappend(-1)
+                    continue
+                elif api == 2:             # TopicRecord: compact string name, then uuid
+                    n = buf[body]
+                    if 0 < n < 0x80 and vlen >= n + 20:
+                        raw = buf[body + n:body + n + 16]
+                        e = topics.get(raw)
+                        if e is None:
+                            e = topics[raw] = idx._key_id(("topic", uuid_to_str(raw)))
+                        idx.topic_names[idx.entity_keys[e][1]] = str(buf[body + 1:body + n], "utf-8",
+                                                                     "replace")
+                        tappend(2)
+                        eappend(e)
+                        qappend(-1)
+                        continue
+                elif api == 4:             # ConfigRecord: int8 type, compact string name
+                    n = buf[body + 1]
+                    if 0 < n < 0x80 and vlen >= n + 5:
+                        raw = buf[body:body + 1 + n]
+                        e = configs.get(raw)
+                        if e is None:
+                            rtype = raw[0] - 256 if raw[0] > 127 else raw[0]
+                            e = configs[raw] = idx._key_id(
+                                ("config", _config_type(rtype), str(raw[2:], "utf-8", "replace")))
+                        tappend(4)
+                        eappend(e)
+                        qappend(-1)
+                        continue
+                elif api in _BROKER_IDS or api == 27:
+                    if vlen >= 8:
+                        raw = buf[body:body + 4]
+                        m = brokers if api != 27 else maps["controller"]
+                        e = m.get(raw)
+                        if e is None:
+                            e = m[raw] = idx._key_id(("broker" if api != 27 else "controller",
+                                                      _INT32(raw)[0]))
+                        tappend(api)
+                        eappend(e)
+                        qappend(-1)
+                        continue
+                elif api == 9 or api == 18 or api == 19:   # RemoveTopic, ACLs: uuid first
+                    if vlen >= 20:
+                        raw = buf[body:body + 16]
+                        m = topics if api == 9 else maps["acl"]
+                        e = m.get(raw)
+                        if e is None:
+                            e = m[raw] = idx._key_id(("topic" if api == 9 else "acl", uuid_to_str(raw)))
+                        tappend(api)
+                        eappend(e)
+                        qappend(-1)
+                        continue
+                elif api in _NO_ENTITY:
+                    tappend(api)
+                    eappend(-1)
+                    qappend(-1)
+                    continue
+        # anything else: read the frame properly and decode the body for the key
+        _slow(idx, buf, v, vlen, tappend, eappend, qappend)
+    if pos != end:
+        raise RecordDecodeError(f"{end - pos} byte(s) left after the {h.count} records the batch declares")
+
+
+def _control(idx: Index, buf, kstart: int, vlen: int, tappend, eappend) -> None:
+    i = len(idx.offsets) - 1
+    if kstart < 0:
+        tappend(-1)
+        eappend(-1)
+        idx.unknown[i] = "control record key shorter than 4 bytes"
+        return
+    version = (buf[kstart] << 8) | buf[kstart + 1]
+    ctype = (buf[kstart + 2] << 8) | buf[kstart + 3]
+    if ctype > 0x7FFF:
+        ctype -= 0x10000
+    tappend(ctype)
+    if version > 0x7FFF:
+        idx.unknown[i] = "negative control key version"
+    elif vlen < 0:
+        idx.unknown[i] = "null control value"
+    elif ctype not in catalog.CONTROL:
+        idx.unknown[i] = f"unknown control record type {ctype}"
+    eappend(idx._key_id(("quorum",)) if ctype in _QUORUM_CONTROL and i not in idx.unknown else -1)
+
+
+def _slow(idx: Index, buf, v: int, vlen: int, tappend, eappend, qappend) -> None:
+    """A metadata record outside the fast paths: decode its value."""
+    i = len(idx.offsets) - 1
+    if vlen < 0:
+        tappend(-1)
+        eappend(-1)
+        qappend(-1)
+        idx.unknown[i] = "data record has a null value"
+        return
+    rec = decode_value(bytes(buf[v:v + vlen]))
+    api = rec.api_key
+    tappend(api if api is not None and api <= 0x7FFF else -1)
+    if rec.frame == 0:
+        idx.saw_frame0 = True
+    key = None
+    if rec.kind == "undecodable":
+        if rec.name == "UnknownRecord":   # the frame header names no known type
+            idx.unknown[i] = rec.error
+    else:
+        try:
+            key = key_from_data(api, rec.data)
+        except (KeyError, TypeError):
+            key = None
+    if key is not None and key[0] == "partition":
+        eappend(idx._key_id(("topic", key[1])))
+        qappend(key[2])
+        return
+    if api == 2 and key is not None:
+        idx.topic_names[key[1]] = rec.data["name"]
+    eappend(idx._key_id(key))
+    qappend(-1)
