@@ -60,7 +60,7 @@ Examples:
 
 \b
 Commands: cat cd changes exit find help history ls man pwd summary tree
-(run 'kafka-metadata-shell -s PATH help' or 'man COMMAND' for details).
+(run 'kafka-metadata-shell help' or 'kafka-metadata-shell man COMMAND' for details).
 
 \b
 Exit status: 0 success, 1 a command failed or the input could not be read,
@@ -77,6 +77,23 @@ Shell completion of options and commands:
 def _default_open_session(path, **kwargs):
     from metashell.session import open_session
     return open_session(path, **kwargs)
+
+
+#: commands that need no loaded metadata: `kafka-metadata-shell help`, `... man ls`
+SOURCELESS = ("help", "man")
+
+
+class _EmptySession:
+    source = ""
+    warnings: list = []
+
+    def __init__(self):
+        from metashell.fs.node import DictDir
+        self.root = DictDir("")
+
+
+def _empty_session(path, **kwargs):
+    return _EmptySession()
 
 
 def _until_time(ctx, param, value):
@@ -238,10 +255,14 @@ def make_cli(open_session: "Callable[..., Any] | None" = None) -> click.Command:
         if controllers is not None or config is not None:
             click.echo(LIVE_NOT_SUPPORTED, err=True)
             click_ctx.exit(2)
-        if not snapshot:
+        if not snapshot and command and command[0] in SOURCELESS:
+            opener_here = _empty_session
+        elif not snapshot:
             raise click.UsageError(
                 "exactly one source is required: -s/--snapshot PATH "
                 "(a snapshot, a log segment or a metadata log dir)")
+        else:
+            opener_here = opener
         stdout, stderr = sys.stdout, sys.stderr
         if hasattr(stdout, "reconfigure"):
             try:
@@ -249,7 +270,7 @@ def make_cli(open_session: "Callable[..., Any] | None" = None) -> click.Command:
             except (ValueError, OSError):
                 pass
         try:
-            status = run(opener, snapshot=snapshot, until_offset=until_offset,
+            status = run(opener_here, snapshot=snapshot, until_offset=until_offset,
                          until_time=until_time, output=output, show_secrets=show_secrets,
                          no_color=no_color, words=list(command), stdin=sys.stdin,
                          stdout=stdout, stderr=stderr)
