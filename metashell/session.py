@@ -236,6 +236,9 @@ class _Loader:
         summary = reader.summary
         if summary.problems and (read == 0 or strict):
             raise summary.problems[0]
+        if read == 0 and summary.end_reason == "tail":
+            raise CorruptDataError(path, 0, f"a record batch, found only {summary.size} bytes; "
+                                            "this is not a KRaft metadata file")
         warnings.extend(str(p) + "; batch skipped" for p in summary.problems)
         warnings.extend(summary.notes())
         self.done += summary.size

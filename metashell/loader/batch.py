@@ -151,18 +151,24 @@ class BatchScanner:
                     return
                 raise err
             batch_end = pos + LOG_OVERHEAD + length
-            if batch_end > stop:
+            if batch_end > stop and magic == 2:
+                # a partly written batch: normal after an unclean shutdown
                 self.end_reason = "torn"
                 return
             if magic != 2:
                 err = self._damage(pos, f"record batch magic 2, found {magic}"
                                    + (" (a legacy message set, never written to __cluster_metadata)"
-                                      if magic in (0, 1) else ""), base_offset)
-                if self.skip:
+                                      if magic in (0, 1) else ""),
+                                   # with a wrong magic the offset field is not to be trusted
+                                   base_offset if magic in (0, 1) else None)
+                if self.skip and batch_end <= stop:
                     self.problems.append(err)
                     pos = batch_end
                     continue
                 self.end_reason = "corrupt"
+                if self.skip:
+                    self.problems.append(err)
+                    return
                 raise err
             header = BatchHeader(*HEADER.unpack_from(buf, pos), pos)
             if self.verify_crc:
