@@ -381,12 +381,20 @@ class ReplayEngine:
     def fold_partition(self, recs: list) -> PartitionState | None:
         """Decode and merge a partition's records (PartitionRegistration
         semantics): the newest PartitionRecord, then each change after it."""
-        start = 0
+        # Start from the newest PartitionRecord that decodes: Kafka skips an
+        # undecodable one, so the changes after it apply to the older registration.
+        start, state = 0, None
         for i in range(len(recs) - 1, -1, -1):
-            if recs[i].name == "PartitionRecord" and recs[i].kind != UNDECODABLE:
-                start = i
-                break
-        state = None
+            rec = recs[i]
+            if rec.name != "PartitionRecord" or rec.kind == UNDECODABLE:
+                continue
+            d = rec.peek()
+            if d is None:   # now marked undecodable: reported once, skipped from now on
+                self._problem(rec.offset, f"undecodable {rec.name} v{rec.version}: {rec.error}")
+                continue
+            state = _partition_from_record(d, rec)
+            start = i + 1
+            break
         for rec in recs[start:]:
             if rec.kind == UNDECODABLE:
                 continue
