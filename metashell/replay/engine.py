@@ -100,6 +100,7 @@ class ReplayEngine:
                 return False
             if h.last_offset < self._skip_before and not batch.is_control:
                 return True
+        last = None
         for rec in batch.records:
             if not in_snapshot:
                 if rec.offset < self._skip_before:
@@ -109,9 +110,14 @@ class ReplayEngine:
                         self._apply_control(rec, h)
                     continue
                 if self.until_offset is not None and rec.offset > self.until_offset:
+                    # stopped inside the batch: the image is as of the last record applied
                     self.reached_limit = True
+                    if last is not None:
+                        self.image.last_offset = max(self.image.last_offset, last.offset)
+                        self.image.last_time = max(self.image.last_time, last.timestamp)
                     return False
             self.apply(rec, h, in_snapshot)
+            last = rec
         if not in_snapshot and batch.records:
             self.image.last_offset = max(self.image.last_offset, batch.records[-1].offset)
             self.image.last_time = max(self.image.last_time, h.max_timestamp)
