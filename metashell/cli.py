@@ -206,6 +206,7 @@ def run(open_session: Callable[..., Any], *, snapshot, until_offset, until_time,
             lines.append(stripped)
             if run_line(ctx, line) != 0:
                 failed = True
+            stdout.flush()          # a reader on a pipe sees each answer as it comes
             if ctx.exit_requested:
                 break
         return 1 if failed else 0
