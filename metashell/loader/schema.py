@@ -197,8 +197,11 @@ class Message:
         """Decode one body; with ``exact`` the body must end exactly at ``end``."""
         if end is None:
             end = len(buf)
+        fn = self._decoders.get(version)
+        if fn is None:
+            fn = self.decoder(version)
         try:
-            data, p = self.decoder(version)(buf, pos, end)
+            data, p = fn(buf, pos, end)
         except RecordDecodeError:
             raise
         except (IndexError, struct.error, UnicodeDecodeError, ValueError, OverflowError) as e:
@@ -224,12 +227,20 @@ class Message:
 
 
 class _Gen:
-    """Emits the source of one decoder function per struct."""
+    """Emits the source of one decoder function per struct.
+
+    The generated code keeps every field in a local variable and builds the
+    dict with one display at the end (in schema order); fixed-width runs are
+    read with one precompiled ``struct`` call, strings and arrays inline with
+    the one-byte varint case first, arrays of fixed-width elements with a
+    precompiled ``struct`` per small element count, and UUID text from the
+    memo in :mod:`primitives` before calling ``uuid_to_str``.
+    """
 
     def __init__(self, message: Message):
         self.message = message
         self.ns: dict[str, Any] = {
-            "_uv": P.read_uvarint, "_uuid": P.uuid_to_str, "_E": RecordDecodeError,
+            "_uv": P.read_uvarint, "_uuid": P.uuid_to_str, "_U": P._UUID_TEXT, "_E": RecordDecodeError,
             "_unpack": struct.unpack_from, "_i16": P.INT16.unpack_from,
             "_i32": P.INT32.unpack_from, "_i8": P.INT8.unpack_from,
         }
@@ -247,40 +258,45 @@ class _Gen:
 
     def struct_fn(self, fields: tuple[Field, ...], version: int, flexible: bool, label: str) -> str:
         fname = self.name("s")
-        L = [f"def {fname}(buf, pos, end):", "    d = {}"]
+        L = [f"def {fname}(buf, pos, end):"]
+        local = {f.name: f"f{i}" for i, f in enumerate(fields)}
         seq = []  # pending fixed-width fields, emitted as one struct group
         for f in fields:
-            if version not in f.versions_range:
-                self._flush(seq, L)
-                L.append(f"    d[{f.json!r}] = {self.default_expr(f)}")
-                continue
-            if flexible and version in f.tagged_range:
-                self._flush(seq, L)
-                L.append(f"    d[{f.json!r}] = {self.default_expr(f)}")
+            var = local[f.name]
+            if version not in f.versions_range or (flexible and version in f.tagged_range):
+                self._flush(seq, local, L)
+                L.append(f"    {var} = {self.default_expr(f)}")
                 continue
             if f.type in _FIXED:
                 seq.append(f)
                 continue
-            self._flush(seq, L)
-            L.extend("    " + line for line in self.read_value(f, version, flexible, f"d[{f.json!r}]", label))
-        self._flush(seq, L)
+            self._flush(seq, local, L)
+            L.extend("    " + line for line in self.read_value(f, version, flexible, var, label, "end"))
+        self._flush(seq, local, L)
         if flexible:
-            L.extend("    " + line for line in self.tagged_section(fields, version, label))
+            L.append("    unk = None")
+            L.extend("    " + line for line in self.tagged_section(fields, version, label, local))
+        items = ", ".join(f"{f.json!r}: {local[f.name]}" for f in fields)
+        L.append(f"    d = {{{items}}}")
+        if flexible:
+            L.append("    if unk is not None:")
+            L.append(f"        d[{UNKNOWN_TAGS!r}] = unk")
         L.append("    return d, pos")
         self.functions.append("\n".join(L))
         return fname
 
-    def _flush(self, seq: list[Field], L: list[str]) -> None:
+    def _flush(self, seq: list[Field], local: dict, L: list[str]) -> None:
         if not seq:
             return
         fmt = ">" + "".join(_FIXED[f.type][0] for f in seq)
         size = sum(_FIXED[f.type][1] for f in seq)
         st = self.const(struct.Struct(fmt).unpack_from)
-        names = [f"_v{i}" for i in range(len(seq))]
+        names = [local[f.name] for f in seq]
         L.append(f"    {', '.join(names)}, = {st}(buf, pos)")
-        for f, n in zip(seq, names):
-            val = f"_uuid({n})" if f.type == "uuid" else n
-            L.append(f"    d[{f.json!r}] = {val}")
+        for f in seq:
+            if f.type == "uuid":
+                v = local[f.name]
+                L.append(f"    {v} = _U.get({v}) or _uuid({v})")
         L.append(f"    pos += {size}")
         seq.clear()
 
@@ -290,66 +306,94 @@ class _Gen:
             return f"{self.const(v)}.copy()" if not v or isinstance(v, list) else f"_copy({self.const(v)})"
         return repr(v)
 
-    def read_value(self, f: Field, version: int, flexible: bool, target: str, label: str) -> list[str]:
-        """Lines (relative indent) that read field ``f`` at ``pos`` into ``target``."""
+    def read_value(self, f: Field, version: int, flexible: bool, target: str, label: str,
+                   end: str) -> list[str]:
+        """Lines (relative indent) that read field ``f`` at ``pos`` into
+        ``target``; ``end`` names the variable holding where the value must end."""
         nullable = version in f.nullable_range
         where = f"{label}.{f.name}"
         t = f.type
         if t in _FIXED:
             fmt, size = _FIXED[t]
             st = self.const(struct.Struct(">" + fmt).unpack_from)
-            val = f"_uuid({st}(buf, pos)[0])" if t == "uuid" else f"{st}(buf, pos)[0]"
-            return [f"{target} = {val}", f"pos += {size}"]
+            if t == "uuid":
+                return [f"{target} = {st}(buf, pos)[0]", f"{target} = _U.get({target}) or _uuid({target})",
+                        f"pos += {size}"]
+            return [f"{target} = {st}(buf, pos)[0]", f"pos += {size}"]
         if t in ("string", "bytes"):
-            fn = self.const(_reader(t, flexible, nullable, where))
-            return [f"{target}, pos = {fn}(buf, pos, end)"]
+            return self.read_var(t, flexible, nullable, where, target, end)
         if f.is_array:
-            return self.read_array(f, version, flexible, nullable, target, where)
+            return self.read_array(f, version, flexible, nullable, target, where, end)
         # inline struct
         sfn = self.struct_fn(f.fields, version, flexible, where)
         if nullable:
             return [f"if _i8(buf, pos)[0] < 0:", f"    {target} = None", "    pos += 1",
-                    "else:", f"    {target}, pos = {sfn}(buf, pos + 1, end)"]
-        return [f"{target}, pos = {sfn}(buf, pos, end)"]
+                    "else:", f"    {target}, pos = {sfn}(buf, pos + 1, {end})"]
+        return [f"{target}, pos = {sfn}(buf, pos, {end})"]
+
+    @staticmethod
+    def read_length(flexible: bool, four_bytes: bool) -> list[str]:
+        """Lines that read a length or count into ``n`` (-1 = null)."""
+        if flexible:
+            return ["n = buf[pos]", "if n < 0x80:", "    pos += 1", "else:",
+                    "    n, pos = _uv(buf, pos)", "n -= 1"]
+        if four_bytes:
+            return ["n = _i32(buf, pos)[0]", "pos += 4"]
+        return ["n = _i16(buf, pos)[0]", "pos += 2"]
+
+    def read_var(self, t: str, flexible: bool, nullable: bool, where: str, target: str,
+                 end: str) -> list[str]:
+        """A string or bytes value, inline."""
+        L = self.read_length(flexible, t == "bytes")
+        null = f"{target} = None" if nullable else f"raise _E('non-nullable {t} {where} is null')"
+        value = "str(buf[pos:stop], 'utf-8')" if t == "string" else "bytes(buf[pos:stop])"
+        L += ["if n < 0:", f"    {null}", "else:",
+              "    stop = pos + n",
+              f"    if stop > {end}:",
+              f"        raise _E('{t} {where} of ' + str(n) + ' bytes runs past the end')",
+              f"    {target} = {value}",
+              "    pos = stop"]
+        return L
 
     def read_array(self, f: Field, version: int, flexible: bool, nullable: bool,
-                   target: str, where: str) -> list[str]:
-        L = []
-        if flexible:
-            L += ["n = buf[pos]", "if n < 0x80:", "    pos += 1", "else:",
-                  "    n, pos = _uv(buf, pos)", "n -= 1"]
-        else:
-            L += ["n = _i32(buf, pos)[0]", "pos += 4"]
+                   target: str, where: str, end: str) -> list[str]:
+        L = self.read_length(flexible, True)
         null = f"{target} = None" if nullable else f"raise _E('non-nullable array {where} is null')"
-        L += ["if n < 0:", f"    {null}", "elif n > end - pos:",
+        L += ["if n < 0:", f"    {null}", f"elif n > {end} - pos:",
               f"    raise _E('array {where} claims ' + str(n) + ' elements, more than the bytes left')",
+              "elif n == 0:", f"    {target} = []",
               "else:"]
         et = f.element_type
-        if et in _FIXED and et != "uuid":
+        if et in _FIXED:
             fmt, size = _FIXED[et]
-            L += [f"    {target} = list(_unpack('>' + str(n) + {fmt!r}, buf, pos))",
-                  f"    pos += {size} * n"]
-        elif et == "uuid":
-            L += [f"    {target} = [_uuid(bytes(buf[p:p + 16])) for p in range(pos, pos + 16 * n, 16)]",
-                  "    pos += 16 * n"]
+            table = self.const(_array_unpackers(fmt))
+            many = f"{fmt!r} * n" if et == "uuid" else f"str(n) + {fmt!r}"   # '16s' repeats
+            read = (f"({table}[n](buf, pos) if n < {_SMALL_ARRAY} "
+                    f"else _unpack('>' + {many}, buf, pos))")
+            if et == "uuid":
+                L += [f"    {target} = [_U.get(x) or _uuid(x) for x in {read}]"]
+            else:
+                L += [f"    {target} = list({read})"]
+            L += [f"    pos += {size} * n"]
         elif et in ("string", "bytes"):
             fn = self.const(_reader(et, flexible, False, where))
-            L += ["    a = []", "    for _ in range(n):", f"        x, pos = {fn}(buf, pos, end)",
+            L += ["    a = []", "    for _ in range(n):", f"        x, pos = {fn}(buf, pos, {end})",
                   "        a.append(x)", f"    {target} = a"]
         else:
             sfn = self.struct_fn(f.fields, version, flexible, where)
-            L += ["    a = []", "    for _ in range(n):", f"        x, pos = {sfn}(buf, pos, end)",
+            L += ["    a = []", "    for _ in range(n):", f"        x, pos = {sfn}(buf, pos, {end})",
                   "        a.append(x)", f"    {target} = a"]
         return L
 
-    def tagged_section(self, fields: tuple[Field, ...], version: int, label: str) -> list[str]:
+    def tagged_section(self, fields: tuple[Field, ...], version: int, label: str,
+                       local: dict) -> list[str]:
         tagged = [f for f in fields if version in f.versions_range and version in f.tagged_range]
         L = ["n = buf[pos]", "if n < 0x80:", "    pos += 1", "else:", "    n, pos = _uv(buf, pos)",
              "for _ in range(n):",
              "    tag, pos = _uv(buf, pos)",
              "    size, pos = _uv(buf, pos)",
-             "    stop = pos + size",
-             "    if stop > end:",
+             "    tend = pos + size",
+             "    if tend > end:",
              f"        raise _E('tagged field ' + str(tag) + ' of {label} runs past the end')"]
         first = True
         for f in tagged:
@@ -357,21 +401,34 @@ class _Gen:
             first = False
             L.append(f"    {kw} tag == {f.tag}:")
             L.append("        p0 = pos")
-            body = self.read_value(f, version, True, f"d[{f.json!r}]", label)
             # a tagged value is decoded from a slice of exactly ``size`` bytes
-            body = [line.replace("(buf, pos, end)", "(buf, pos, stop)") for line in body]
+            body = self.read_value(f, version, True, local[f.name], label, "tend")
             L.extend("        " + line for line in body)
-            L.append("        if pos != stop:")
+            L.append("        if pos != tend:")
             L.append(f"            raise _E('tagged field {f.name} of {label} has size ' + str(size) + "
                      "' but its value used ' + str(pos - p0))")
-        unknown = ["d.setdefault(" + repr(UNKNOWN_TAGS) + ", []).append([tag, bytes(buf[pos:stop])])",
-                   "pos = stop"]
+        unknown = ["if unk is None:", "    unk = []",
+                   "unk.append([tag, bytes(buf[pos:tend])])", "pos = tend"]
         if tagged:
             L.append("    else:")
             L.extend("        " + line for line in unknown)
         else:
             L.extend("    " + line for line in unknown)
         return L
+
+
+# arrays of fixed-width elements up to this count use a precompiled struct
+_SMALL_ARRAY = 32
+_ARRAY_UNPACKERS: dict[str, list] = {}
+
+
+def _array_unpackers(fmt: str) -> list:
+    """``table[n](buf, pos)`` unpacks ``n`` elements of struct format ``fmt``."""
+    table = _ARRAY_UNPACKERS.get(fmt)
+    if table is None:
+        table = _ARRAY_UNPACKERS[fmt] = [struct.Struct(">" + fmt * n).unpack_from
+                                         for n in range(_SMALL_ARRAY)]
+    return table
 
 
 def _reader(t: str, flexible: bool, nullable: bool, where: str) -> Callable:
