@@ -140,11 +140,15 @@ class FileReader:
         lazy = self.lazy
         out = []
         for _ in range(h.count):
-            # length: zigzag varint
+            # length: zigzag varint (one or two bytes inline)
             b = buf[pos]
             if b < 0x80:
                 length = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif buf[pos + 1] < 0x80:
+                b = (b & 0x7F) | (buf[pos + 1] << 7)
+                length = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 length, pos = read_varint(buf, pos)
             rstart = pos
@@ -164,6 +168,10 @@ class FileReader:
             if b < 0x80:
                 offset_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif buf[pos + 1] < 0x80:
+                b = (b & 0x7F) | (buf[pos + 1] << 7)
+                offset_delta = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 offset_delta, pos = read_varint(buf, pos)
             # key: zigzag varint length, -1 = null
@@ -182,6 +190,10 @@ class FileReader:
             if b < 0x80:
                 vlen = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif buf[pos + 1] < 0x80:
+                b = (b & 0x7F) | (buf[pos + 1] << 7)
+                vlen = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 vlen, pos = read_varint(buf, pos)
             vstart = pos

@@ -96,6 +96,8 @@ class Record:
         spec, buf, body, end = self._spec, self._buf, self._body, self._end
         try:
             self._data, _ = spec.decode(self.version, buf, body, end)
+            self._buf = None
+            return
         except RecordDecodeError as first:
             for alt in catalog.SUPERSEDED.get(self.api_key, ()) if self.frame == 1 else ():
                 if self.version in alt.valid_range:
@@ -108,8 +110,6 @@ class Record:
                     self._release()
                     return
             self.make_undecodable(str(first))
-            return
-        self._release()
 
     def _release(self) -> None:
         self._buf = None
@@ -169,10 +169,32 @@ def decode_value(value: bytes) -> Record:
     return rec
 
 
+# (frame << 16 | apiKey << 8 | version) -> catalog message, for the one-byte
+# frame headers every real record has; filled by resolve_metadata's successes
+_RESOLVED: dict[int, object] = {}
+
+
 def fill_metadata(rec: Record, buf, vstart: int, vend: int, lazy: bool) -> None:
     """Read the frame header of the value at ``buf[vstart:vend]`` into ``rec``
     and decode the body now (or later, if ``lazy``)."""
     rec._vstart = vstart
+    # hot path: a one-byte frame version, apiKey and version already resolved
+    if vend - vstart >= 3:
+        frame = buf[vstart]
+        api_key = buf[vstart + 1]
+        version = buf[vstart + 2]
+        if frame < 0x80 and api_key < 0x80 and version < 0x80:
+            spec = _RESOLVED.get((frame << 16) | (api_key << 8) | version)
+            if spec is not None:
+                rec.frame, rec.api_key, rec.version = frame, api_key, version
+                rec.name = spec.name
+                rec._spec = spec
+                rec._buf = buf
+                rec._body = vstart + 3
+                rec._end = vend
+                if not lazy:
+                    rec._decode()
+                return
     try:
         frame, api_key, version, body = decode_frame(buf, vstart, vend)
     except (RecordDecodeError, IndexError) as e:
@@ -187,6 +209,8 @@ def fill_metadata(rec: Record, buf, vstart: int, vend: int, lazy: bool) -> None:
         rec._raw = bytes(buf[vstart:vend])
         rec.make_undecodable(reason)
         return
+    if frame < 0x80 and api_key < 0x80 and version < 0x80:
+        _RESOLVED[(frame << 16) | (api_key << 8) | version] = spec
     rec.name = spec.name
     rec._spec = spec
     rec._buf = buf
