@@ -30,6 +30,7 @@ from typing import Any, Callable
 import click
 
 from metashell import __version__
+from metashell.commands.context import WARNING_PREFIX
 from metashell.errors import MetashellError
 from metashell.render import parse_time
 
@@ -181,7 +182,7 @@ def run(open_session: Callable[..., Any], *, snapshot, until_offset, until_time,
         if progress is not None:
             progress.close()
     for warning in getattr(session, "warnings", None) or []:
-        stderr.write(f"{PROG}: warning: {warning}\n")
+        stderr.write(f"{WARNING_PREFIX}{warning}\n")
     stderr.flush()
 
     tty_out = _isatty(stdout)

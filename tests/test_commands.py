@@ -569,3 +569,34 @@ def test_times_are_iso_utc():
     assert parse_time("2024-05-10") == 1715299200000
     with pytest.raises(ValueError):
         parse_time("yesterday")
+
+
+def test_problems_found_later_are_reported_once():
+    from test_commands_support import FakeSession
+
+    class Lazy(FakeSession):
+        problems = ["early problem"]
+
+        def new_problems(self, since):
+            return self.problems[since:]
+
+    session = Lazy()
+    ctx = make_ctx(session=session)
+    assert ctx.problems_seen == 1                 # reported with the load warnings
+    assert sh(ctx, "pwd") == (0, "/\n", "")
+    session.problems.append("t.log offset 9: bad partition")
+    assert sh(ctx, "ls /empty") == (
+        0, "", "kafka-metadata-shell: warning: t.log offset 9: bad partition\n")
+    assert sh(ctx, "pwd")[2] == ""
+
+
+def test_cat_reports_a_value_that_cannot_be_read(ctx):
+    from metashell.errors import MetashellError
+    from metashell.fs.node import Leaf
+
+    def broken():
+        raise MetashellError("x.log (byte 7, offset 3): expected a partition record")
+    ctx.root.child("odd")._entries["broken"] = Leaf("broken", compute=broken)
+    status, out, err = sh(ctx, "cat /odd/broken /odd/nothing")
+    assert (status, out) == (1, "null\n")
+    assert err == "cat: /odd/broken: x.log (byte 7, offset 3): expected a partition record\n"

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from metashell.fs.node import from_json
 from metashell.render import (ColumnSchema, column_lines, column_schema, json_text,
                               scalar_text, summary_lines, table_lines, tree_text_lines,
@@ -39,6 +42,44 @@ def test_schema_skips_layouts_with_an_empty_last_column():
     assert schema.num_columns == 5
     schema = column_schema(16, ["aa", "bb", "cc", "dd", "ee"])
     assert schema.num_columns == 3 and schema.widths == [4, 4, 4]
+
+
+def _kafka_schema(width, entries):
+    """A direct port of Kafka's per-entry loop, to check the fast version."""
+    if width is None:
+        return (1, len(entries))
+    max_columns = width // 4
+    if max_columns <= 1:
+        return (1, len(entries))
+    schemas = [ColumnSchema(c, (len(entries) + c - 1) // c) for c in range(1, max_columns + 1)]
+    for i, entry in enumerate(entries):
+        for schema in schemas:
+            schema.process(i, entry)
+    for schema in reversed(schemas[1:]):
+        if schema.widths[-1] != 0 and schema.total_width() <= width:
+            return (schema.num_columns, schema.entries_per_column, schema.widths)
+    return (1, len(entries))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(min_value=0, max_value=120),
+       st.lists(st.text(alphabet="abcdefghij.-_0123", max_size=25), max_size=60))
+def test_schema_matches_kafkas_loop(width, entries):
+    expected = _kafka_schema(width, entries)
+    schema = column_schema(width, entries)
+    if len(expected) == 2:
+        assert (schema.num_columns, schema.entries_per_column) == expected
+    else:
+        assert (schema.num_columns, schema.entries_per_column, schema.widths) == expected
+
+
+def test_schema_of_a_huge_directory_is_quick():
+    import time
+    names = [f"partition-{i}" for i in range(1_000_000)]
+    start = time.monotonic()
+    schema = column_schema(200, names)
+    assert schema.num_columns == 11 and sum(schema.widths) == 197
+    assert time.monotonic() - start < 5
 
 
 # --------------------------------------------- LsCommandHandlerTest.printEntries

@@ -66,7 +66,10 @@ def run_words(ctx: Context, words: list[str]) -> int:
     if command is None:
         ctx.error(unknown_command_message(words[0]))
         return USAGE
-    return command.execute(ctx, words[1:])
+    try:
+        return command.execute(ctx, words[1:])
+    finally:
+        ctx.report_new_problems()
 
 
 def run_line(ctx: Context, line: str) -> int:

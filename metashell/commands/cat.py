@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from metashell.commands.base import (FAILED, IS_A_DIRECTORY, NOT_FOUND, OK, Command,
                                      expand, shown)
+from metashell.errors import MetashellError
 from metashell.render import highlight_json, json_text, value_text
 
 
@@ -35,7 +36,12 @@ Errors: 'cat: PATH: no such file or directory' when nothing matches,
                     ctx.error(f"cat: {shown(target, match)}: {IS_A_DIRECTORY}")
                     status = FAILED
                     continue
-                value = match.node.value()
+                try:
+                    value = match.node.value()
+                except MetashellError as e:
+                    ctx.error(f"cat: {shown(target, match)}: {e}")
+                    status = FAILED
+                    continue
                 if ctx.json:
                     ctx.write(json_text(value))
                 elif isinstance(value, (dict, list)):

@@ -15,6 +15,9 @@ from typing import Any, Callable, TextIO
 
 from metashell.fs.node import Node
 
+#: how warnings are prefixed on stderr (loading, and problems found later)
+WARNING_PREFIX = "kafka-metadata-shell: warning: "
+
 
 @dataclass
 class Context:
@@ -31,11 +34,28 @@ class Context:
     previous_cwd: "str | None" = None      # for `cd -`
     exit_requested: bool = False
     source: str = ""                       # what was loaded (for the banner and help)
+    problems_seen: int = 0                 # session problems already reported
+
 
     @classmethod
     def for_session(cls, session, **kwargs) -> "Context":
         kwargs.setdefault("source", getattr(session, "source", ""))
-        return cls(root=session.root, session=session, **kwargs)
+        ctx = cls(root=session.root, session=session, **kwargs)
+        fetch = getattr(session, "new_problems", None)
+        if fetch is not None:
+            ctx.problems_seen = len(fetch(0))   # those were reported with the load warnings
+        return ctx
+
+    def report_new_problems(self) -> None:
+        """Warn about problems the session found since the last call (data
+        decoded lazily, on first look, can turn out to be damaged)."""
+        fetch = getattr(self.session, "new_problems", None)
+        if fetch is None:
+            return
+        problems = fetch(self.problems_seen)
+        self.problems_seen += len(problems)
+        for problem in problems:
+            self.error(WARNING_PREFIX + str(problem))
 
     @property
     def json(self) -> bool:

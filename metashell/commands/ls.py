@@ -8,6 +8,8 @@ from metashell.render import (column_lines, iso_time, json_text, style, table_li
                               value_text)
 
 DIR_STYLE = "bold blue"
+#: colouring needs every child's node; above this many names ls prints plain
+COLOR_LIMIT = 10000
 
 
 def _entry(name: str, node) -> dict:
@@ -133,7 +135,7 @@ Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
             return
         if pairs is None:
             names = directory.children()
-            if ctx.color:
+            if ctx.color and len(names) <= COLOR_LIMIT:
                 is_dir = []
                 for name in names:
                     child = directory.child(name)
