@@ -72,7 +72,9 @@ million-partition snapshot indexes into a few tens of MB.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import mmap
 import struct
 from array import array
 from bisect import bisect_right
@@ -83,7 +85,7 @@ from ..errors import CorruptDataError, RecordDecodeError
 from . import catalog, enums
 from .batch import ATTR_CODEC, ATTR_CONTROL, HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, BatchScanner
 from .compression import decompress
-from .primitives import read_varint, read_varlong, uuid_to_str
+from .primitives import read_varint, read_varlong
 from .reader import FileReader, FileSummary, _headers, _map, _why
 from .records import decode_value
 
@@ -91,6 +93,7 @@ __all__ = ["Index", "index_file"]
 
 _PARTITION_KEY = struct.Struct(">i16s").unpack_from   # PartitionRecord/PartitionChangeRecord body start
 _INT32 = struct.Struct(">i").unpack_from
+_CONTROL_KEY = struct.Struct(">hh").unpack_from
 
 # metadata apiKeys the hot loop reads the key of straight from the bytes (frame 1)
 _PARTITION = (3, 5)
@@ -99,11 +102,17 @@ _NO_ENTITY = frozenset((20, 23, 24, 25))         # NoOp, Begin/End/AbortTransact
 _SINGLETONS = {15: ("producerIds",), 21: ("zkMigrationState",)}
 _QUORUM_CONTROL = frozenset((2, 5, 6))           # LeaderChange, KRaftVersion, Voters
 
-# newest known version of each frame-1 apiKey (0-127), -1 = unknown
-_MAX_VERSION = [-1] * 128
+# newest known version of each frame-1 apiKey, indexed by the apiKey's first
+# byte; -1 = unknown (and for bytes >= 0x80, which start a longer varint)
+_MAX_VERSION = [-1] * 256
 for _k, _m in catalog.METADATA.items():
     _MAX_VERSION[_k] = _m.valid_range.hi if _m.valid_range.hi is not None else 32767
 del _k, _m
+
+
+def _uuid_text(raw: bytes) -> str:
+    """UUID text without :func:`uuid_to_str`'s memo: an index holds each key once."""
+    return base64.urlsafe_b64encode(raw)[:22].decode("ascii")
 
 
 def _config_type(code: int) -> str:
@@ -326,12 +335,14 @@ def index_file(path, *, skip_damage: bool = False, verify_crc: bool = True) -> I
     idx.summary = summary = FileSummary(str(idx.path), len(buf))
     scanner = BatchScanner(buf, idx.path, verify_crc=verify_crc, skip=skip_damage)
     maps: dict[str, dict] = {"topic": {}, "broker": {}, "controller": {}, "config": {}, "acl": {}}
+    view = memoryview(buf)  # indexing a memoryview is the cheapest way to read one byte
+    dropper = _PageDropper(buf)
     try:
         for h in scanner:
             first = len(idx.offsets)
             start = h.position + HEADER_SIZE
             end = h.position + LOG_OVERHEAD + h.length
-            data = buf
+            data, dview = buf, view
             try:
                 if h.attributes & ATTR_CODEC:
                     try:
@@ -339,9 +350,13 @@ def index_file(path, *, skip_damage: bool = False, verify_crc: bool = True) -> I
                     except ValueError as e:
                         raise CorruptDataError(idx.path, h.position, f"a valid compressed payload ({e})",
                                                h.base_offset) from None
+                    dview = memoryview(data)
                     start, end = 0, len(data)
                 try:
-                    _scan_batch(idx, h, data, start, end, maps)
+                    if h.attributes & ATTR_CONTROL:
+                        _scan_control_batch(idx, h, data, dview, start, end)
+                    else:
+                        _scan_data_batch(idx, h, data, dview, start, end, maps)
                 except (IndexError, RecordDecodeError, struct.error) as e:
                     raise CorruptDataError(idx.path, h.position,
                                            f"well-formed records in the batch ({_why(e)})",
@@ -355,24 +370,54 @@ def index_file(path, *, skip_damage: bool = False, verify_crc: bool = True) -> I
             idx.batch_positions.append(h.position)
             idx.batch_first.append(first)
             idx.batch_attributes.append(h.attributes)
+            dropper.done_up_to(h.position + LOG_OVERHEAD + h.length)
     finally:
+        view.release()
         summary.end_reason = scanner.end_reason or "end"
         summary.end_position = scanner.end_position
         summary.problems = scanner.problems
     return idx
 
 
-def _scan_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int, maps: dict) -> None:
-    """Append the records of one batch to the index columns: the hot loop.
+class _PageDropper:
+    """Drops the pages of a memory-mapped file that were already indexed.
 
-    Varints are read inline for their one-byte form, the record framing is
-    checked as strictly as the reader does, and for the common types the
-    entity key is looked up by its raw bytes (``maps``: raw bytes -> entity id)
-    so a key is decoded only the first time it is seen.
+    The pass reads the file once, front to back; without this every page it
+    touched would stay resident (and count in the process's RSS) until the
+    index is dropped. ``MADV_DONTNEED`` on a read-only file mapping only
+    forgets the pages: touching them again reads them back from the page cache.
+    """
+
+    STEP = 16 * 1024 * 1024
+
+    def __init__(self, buf):
+        self.buf = buf if isinstance(buf, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED") else None
+        self.dropped = 0
+
+    def done_up_to(self, pos: int) -> None:
+        if self.buf is None or pos - self.dropped < self.STEP:
+            return
+        stop = pos - pos % mmap.PAGESIZE
+        try:
+            self.buf.madvise(mmap.MADV_DONTNEED, self.dropped, stop - self.dropped)
+        except (OSError, ValueError):
+            self.buf = None
+            return
+        self.dropped = stop
+
+
+def _scan_data_batch(idx: Index, h: BatchHeader, data, buf, pos: int, end: int, maps: dict) -> None:
+    """Append the records of one data batch to the index columns: the hot loop.
+
+    ``buf`` is a memoryview of ``data`` (single bytes are read from it,
+    key bytes sliced from ``data``). Varints are read inline for their one-
+    and two-byte forms, the record framing is checked as strictly as the
+    reader does, and for the common types the entity key is looked up by its
+    raw bytes (``maps``: raw bytes -> entity id), so a key is decoded only
+    the first time it is seen.
     """
     payload = pos
     base = h.base_offset
-    control = h.attributes & ATTR_CONTROL
     oappend = idx.offsets.append
     tappend = idx.types.append
     pappend = idx.positions.append
@@ -389,13 +434,18 @@ def _scan_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int, maps: dict)
             length = (b >> 1) ^ -(b & 1)
             pos += 1
         else:
-            length, pos = read_varint(buf, pos)
+            c = buf[pos + 1]
+            if c < 0x80:
+                b = (b & 0x7F) | (c << 7)
+                length = (b >> 1) ^ -(b & 1)
+                pos += 2
+            else:
+                length, pos = read_varint(buf, pos)
         rend = pos + length
         if length < 6 or rend > end:
             raise RecordDecodeError(f"record at payload byte {rstart - payload} declares length {length}")
         # attributes (1 byte), timestampDelta (varlong)
-        b = buf[pos + 1]
-        if b < 0x80:
+        if buf[pos + 1] < 0x80:
             pos += 2
         else:
             _, pos = read_varlong(buf, pos + 1)
@@ -405,30 +455,148 @@ def _scan_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int, maps: dict)
             delta = (b >> 1) ^ -(b & 1)
             pos += 1
         else:
-            delta, pos = read_varint(buf, pos)
-        # key
+            c = buf[pos + 1]
+            if c < 0x80:
+                b = (b & 0x7F) | (c << 7)
+                delta = (b >> 1) ^ -(b & 1)
+                pos += 2
+            else:
+                delta, pos = read_varint(buf, pos)
+        # key (null in every data record Kafka writes)
         if buf[pos] == 1:
-            kstart = -1
             pos += 1
         else:
             klen, pos = read_varint(buf, pos)
             if klen < 0:
                 raise RecordDecodeError(f"negative key length {klen}")
-            kstart = pos
             pos += klen
-            if klen < 4:
-                kstart = -2
         # value
         b = buf[pos]
         if b < 0x80:
             vlen = (b >> 1) ^ -(b & 1)
             pos += 1
         else:
-            vlen, pos = read_varint(buf, pos)
+            c = buf[pos + 1]
+            if c < 0x80:
+                b = (b & 0x7F) | (c << 7)
+                vlen = (b >> 1) ^ -(b & 1)
+                pos += 2
+            else:
+                vlen, pos = read_varint(buf, pos)
         v = pos
         if vlen > 0:
             pos += vlen
-        # headers
+        # headers (none in anything Kafka writes), then the record must end
+        if pos + 1 == rend and buf[pos] == 0:
+            pos = rend
+        else:
+            if buf[pos] == 0:
+                pos += 1
+            else:
+                _, pos = _headers(buf, pos)
+            if pos != rend:
+                raise RecordDecodeError(f"record at payload byte {rstart - payload} declares {length} "
+                                        f"bytes but its fields take {pos - rstart}")
+        oappend(base + delta)
+        pappend(rstart - payload)
+
+        # the value: frame 1 with one-byte apiKey and a known version -> fast paths
+        if vlen >= 4 and buf[v] == 1 and buf[v + 2] <= max_version[buf[v + 1]]:
+            api = buf[v + 1]
+            body = v + 3
+            if api == 3 or api == 5:       # PartitionRecord / PartitionChangeRecord
+                if vlen >= 23:
+                    pid, raw = partition_key(data, body)
+                    e = topics.get(raw)
+                    if e is None:
+                        e = topics[raw] = idx._key_id(("topic", _uuid_text(raw)))
+                    tappend(api)
+                    eappend(e)
+                    qappend(pid)
+                    continue
+            elif api == 20:                # NoOpRecord
+                tappend(20)
+                eappend(-1)
+                qappend(-1)
+                continue
+            elif api == 2:                 # TopicRecord: compact string name, then uuid
+                n = buf[body]
+                if 0 < n < 0x80 and vlen >= n + 20:
+                    raw = data[body + n:body + n + 16]
+                    e = topics.get(raw)
+                    if e is None:
+                        e = topics[raw] = idx._key_id(("topic", _uuid_text(raw)))
+                    idx.topic_names[idx.entity_keys[e][1]] = str(data[body + 1:body + n], "utf-8",
+                                                                 "replace")
+                    tappend(2)
+                    eappend(e)
+                    qappend(-1)
+                    continue
+            elif api == 4:                 # ConfigRecord: int8 type, compact string name
+                n = buf[body + 1]
+                if 0 < n < 0x80 and vlen >= n + 5:
+                    raw = data[body:body + 1 + n]
+                    e = configs.get(raw)
+                    if e is None:
+                        rtype = raw[0] - 256 if raw[0] > 127 else raw[0]
+                        e = configs[raw] = idx._key_id(
+                            ("config", _config_type(rtype), str(raw[2:], "utf-8", "replace")))
+                    tappend(4)
+                    eappend(e)
+                    qappend(-1)
+                    continue
+            elif api in _BROKER_IDS or api == 27:   # int32 broker / controller id first
+                if vlen >= 8:
+                    raw = data[body:body + 4]
+                    m = brokers if api != 27 else maps["controller"]
+                    e = m.get(raw)
+                    if e is None:
+                        e = m[raw] = idx._key_id(("broker" if api != 27 else "controller",
+                                                  _INT32(raw)[0]))
+                    tappend(api)
+                    eappend(e)
+                    qappend(-1)
+                    continue
+            elif api == 9 or api == 18 or api == 19:   # RemoveTopic, ACLs: uuid first
+                if vlen >= 20:
+                    raw = data[body:body + 16]
+                    m = topics if api == 9 else maps["acl"]
+                    e = m.get(raw)
+                    if e is None:
+                        e = m[raw] = idx._key_id(("topic" if api == 9 else "acl", _uuid_text(raw)))
+                    tappend(api)
+                    eappend(e)
+                    qappend(-1)
+                    continue
+            elif api in _NO_ENTITY:
+                tappend(api)
+                eappend(-1)
+                qappend(-1)
+                continue
+        # anything else: read the frame properly and decode the body for the key
+        _slow(idx, buf, v, vlen, tappend, eappend, qappend)
+    if pos != end:
+        raise RecordDecodeError(f"{end - pos} byte(s) left after the {h.count} records the batch declares")
+
+
+def _scan_control_batch(idx: Index, h: BatchHeader, data, buf, pos: int, end: int) -> None:
+    """The records of a control batch (a handful per file): type from the key."""
+    payload = pos
+    for _ in range(h.count):
+        rstart = pos
+        length, pos = read_varint(buf, pos)
+        rend = pos + length
+        if length < 6 or rend > end:
+            raise RecordDecodeError(f"record at payload byte {rstart - payload} declares length {length}")
+        _, pos = read_varlong(buf, pos + 1)
+        delta, pos = read_varint(buf, pos)
+        klen, pos = read_varint(buf, pos)
+        kstart = pos
+        if klen > 0:
+            pos += klen
+        vlen, pos = read_varint(buf, pos)
+        if vlen > 0:
+            pos += vlen
         if buf[pos] == 0:
             pos += 1
         else:
@@ -436,111 +604,27 @@ def _scan_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int, maps: dict)
         if pos != rend:
             raise RecordDecodeError(f"record at payload byte {rstart - payload} declares {length} bytes "
                                     f"but its fields take {pos - rstart}")
-        oappend(base + delta)
-        pappend(rstart - payload)
-
-        if control:
-            _control(idx, buf, kstart, vlen, tappend, eappend)
-            qappend(-1)
+        i = len(idx.offsets)
+        idx.offsets.append(h.base_offset + delta)
+        idx.positions.append(rstart - payload)
+        idx.partitions.append(-1)
+        if klen < 4:
+            idx.types.append(-1)
+            idx.entities.append(-1)
+            idx.unknown[i] = "control record key shorter than 4 bytes"
             continue
-        if vlen >= 4 and buf[v] == 1:
-            api = buf[v + 1]
-            if api < 0x80 and buf[v + 2] <= max_version[api]:
-                body = v + 3
-                if api == 3 or api == 5:   # PartitionRecord / PartitionChangeRecord
-                    if vlen >= 23:
-                        pid, raw = partition_key(buf, body)
-                        e = topics.get(raw)
-                        if e is None:
-                            e = topics[raw] = idx._key_id(("topic", uuid_to_str(raw)))
-                        tappend(api)
-                        eappend(e)
-                        qappend(pid)
-                        continue
-                elif api == 20:            # NoOpRecord
-                    tappend(20)
-                    eappend(-1)
-                    qappend(-1)
-                    continue
-                elif api == 2:             # TopicRecord: compact string name, then uuid
-                    n = buf[body]
-                    if 0 < n < 0x80 and vlen >= n + 20:
-                        raw = buf[body + n:body + n + 16]
-                        e = topics.get(raw)
-                        if e is None:
-                            e = topics[raw] = idx._key_id(("topic", uuid_to_str(raw)))
-                        idx.topic_names[idx.entity_keys[e][1]] = str(buf[body + 1:body + n], "utf-8",
-                                                                     "replace")
-                        tappend(2)
-                        eappend(e)
-                        qappend(-1)
-                        continue
-                elif api == 4:             # ConfigRecord: int8 type, compact string name
-                    n = buf[body + 1]
-                    if 0 < n < 0x80 and vlen >= n + 5:
-                        raw = buf[body:body + 1 + n]
-                        e = configs.get(raw)
-                        if e is None:
-                            rtype = raw[0] - 256 if raw[0] > 127 else raw[0]
-                            e = configs[raw] = idx._key_id(
-                                ("config", _config_type(rtype), str(raw[2:], "utf-8", "replace")))
-                        tappend(4)
-                        eappend(e)
-                        qappend(-1)
-                        continue
-                elif api in _BROKER_IDS or api == 27:
-                    if vlen >= 8:
-                        raw = buf[body:body + 4]
-                        m = brokers if api != 27 else maps["controller"]
-                        e = m.get(raw)
-                        if e is None:
-                            e = m[raw] = idx._key_id(("broker" if api != 27 else "controller",
-                                                      _INT32(raw)[0]))
-                        tappend(api)
-                        eappend(e)
-                        qappend(-1)
-                        continue
-                elif api == 9 or api == 18 or api == 19:   # RemoveTopic, ACLs: uuid first
-                    if vlen >= 20:
-                        raw = buf[body:body + 16]
-                        m = topics if api == 9 else maps["acl"]
-                        e = m.get(raw)
-                        if e is None:
-                            e = m[raw] = idx._key_id(("topic" if api == 9 else "acl", uuid_to_str(raw)))
-                        tappend(api)
-                        eappend(e)
-                        qappend(-1)
-                        continue
-                elif api in _NO_ENTITY:
-                    tappend(api)
-                    eappend(-1)
-                    qappend(-1)
-                    continue
-        # anything else: read the frame properly and decode the body for the key
-        _slow(idx, buf, v, vlen, tappend, eappend, qappend)
+        version, ctype = _CONTROL_KEY(data, kstart)
+        idx.types.append(ctype)
+        if version < 0:
+            idx.unknown[i] = "negative control key version"
+        elif vlen < 0:
+            idx.unknown[i] = "null control value"
+        elif ctype not in catalog.CONTROL:
+            idx.unknown[i] = f"unknown control record type {ctype}"
+        quorum = ctype in _QUORUM_CONTROL and i not in idx.unknown
+        idx.entities.append(idx._key_id(("quorum",)) if quorum else -1)
     if pos != end:
         raise RecordDecodeError(f"{end - pos} byte(s) left after the {h.count} records the batch declares")
-
-
-def _control(idx: Index, buf, kstart: int, vlen: int, tappend, eappend) -> None:
-    i = len(idx.offsets) - 1
-    if kstart < 0:
-        tappend(-1)
-        eappend(-1)
-        idx.unknown[i] = "control record key shorter than 4 bytes"
-        return
-    version = (buf[kstart] << 8) | buf[kstart + 1]
-    ctype = (buf[kstart + 2] << 8) | buf[kstart + 3]
-    if ctype > 0x7FFF:
-        ctype -= 0x10000
-    tappend(ctype)
-    if version > 0x7FFF:
-        idx.unknown[i] = "negative control key version"
-    elif vlen < 0:
-        idx.unknown[i] = "null control value"
-    elif ctype not in catalog.CONTROL:
-        idx.unknown[i] = f"unknown control record type {ctype}"
-    eappend(idx._key_id(("quorum",)) if ctype in _QUORUM_CONTROL and i not in idx.unknown else -1)
 
 
 def _slow(idx: Index, buf, v: int, vlen: int, tappend, eappend, qappend) -> None:
