@@ -129,7 +129,7 @@ class FileReader:
             pos, end = 0, len(buf)
         try:
             return self._parse(h, buf, pos, end)
-        except (IndexError, RecordDecodeError) as e:
+        except (IndexError, RecordDecodeError, UnicodeDecodeError) as e:
             raise CorruptDataError(self.path, h.position,
                                    f"well-formed records in the batch ({_why(e)})", h.base_offset) from None
 
