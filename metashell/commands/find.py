@@ -9,6 +9,17 @@ from metashell.fs.walk import walk
 from metashell.render import json_text
 
 
+def _name_filter(pattern: str):
+    """A test of a path's last component against ``-name`` ``pattern``."""
+    regex = glob.compile_component(pattern)
+    literal = glob.literal_name(pattern)
+
+    def name_ok(path_text: str) -> bool:
+        name = path_text[path_text.rfind("/") + 1:] or basename(path_text)
+        return regex.fullmatch(name) is not None if regex else name == literal
+    return name_ok
+
+
 class Find(Command):
     name = "find"
     description = "Search for nodes in the directory hierarchy."
@@ -44,15 +55,7 @@ Errors: 'find: PATH: no such file or directory' (exit status 1)."""
         return path_candidates(ctx, words[-1] if words else "")
 
     def run(self, ctx, args) -> int:
-        if args.name_glob is not None:
-            regex = glob.compile_component(args.name_glob)
-            literal = glob.literal_name(args.name_glob)
-
-            def name_ok(name: str) -> bool:
-                return regex.fullmatch(name) is not None if regex else name == literal
-        else:
-            def name_ok(name: str) -> bool:
-                return True
+        name_ok = _name_filter(args.name_glob) if args.name_glob is not None else None
         want_dir = {"f": False, "d": True}.get(args.node_type)
 
         status = OK
@@ -69,7 +72,7 @@ Errors: 'find: PATH: no such file or directory' (exit status 1)."""
                 for path_text, node in walk(match.node, shown(pattern, match)):
                     if want_dir is not None and node.is_dir != want_dir:
                         continue
-                    if not name_ok(basename(path_text)):
+                    if name_ok is not None and not name_ok(path_text):
                         continue
                     if ctx.json:
                         ctx.out.write(("" if first else ",") + json_text(path_text))
