@@ -53,7 +53,8 @@ def spec_named(name: str):
 @dataclass
 class Out:
     """A record to write: a metadata record (``spec``/``version``/``data``) or
-    a control record (``control_type``), or raw ``value`` bytes as they are."""
+    a control record (``control_type``), or raw ``value`` bytes as they are;
+    neither ``spec`` nor ``value``: a null value."""
 
     spec: object = None
     version: int = 0
@@ -69,6 +70,8 @@ class Out:
     def encoded_value(self) -> bytes | None:
         if self.value is not None:
             return self.value
+        if self.spec is None:   # no value and nothing to encode: a null value
+            return None
         if self.control_type is not None:
             return bytes(self.spec.encode(0, self.data))
         return encode_value(self.spec, self.version, self.data)
