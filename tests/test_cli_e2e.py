@@ -197,3 +197,40 @@ def test_interactive_history_persists_across_runs(tmp_path):
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+EXAMPLE = REPO / "examples" / "cluster"
+needs_example = pytest.mark.skipif(not EXAMPLE.is_dir(), reason=f"{EXAMPLE} is not there")
+
+
+@needs_session
+@needs_example
+def test_interactive_on_the_bundled_example(tmp_path):
+    pexpect = pytest.importorskip("pexpect")
+    child = pexpect.spawn(str(BIN), ["-s", str(EXAMPLE)], env=env(tmp_path), encoding="utf-8",
+                          timeout=30, dimensions=(24, 100))
+    child.expect_exact("; type help")
+    prompt(child)
+    child.send("cd /topics/ord\t")
+    child.expect_exact("cd /topics/orders/")
+    child.send("\r")
+    prompt(child, "/topics/orders")
+    child.sendline("cat name")
+    child.expect_exact("orders\r\n")
+    prompt(child, "/topics/orders")
+    child.sendline("ls -l id")
+    child.expect(r"-  22  \d+  20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z  id")
+    prompt(child, "/topics/orders")
+    child.sendline("exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+@needs_session
+@needs_example
+def test_one_shot_on_the_bundled_example(tmp_path):
+    p = shell("-s", EXAMPLE, "-o", "json", "ls", "/topics", tmp_path=tmp_path)
+    assert p.returncode == 0 and "orders" in json.loads(p.stdout)
+    p = shell("-s", EXAMPLE, "tree", "/topics/orders/0", tmp_path=tmp_path)
+    assert p.returncode == 0 and p.stdout.startswith("data:\n  {\n")
