@@ -18,9 +18,10 @@ point in the log (time travel).
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
-from ..loader.primitives import INT32, uuid_to_str
+from ..loader.primitives import uuid_to_str
 from ..loader.records import CONTROL, UNDECODABLE, Record
 from .image import (BrokerState, ControllerState, Entity, Image, PartitionState,
                     TopicState)
@@ -30,6 +31,10 @@ NO_LEADER_CHANGE = -2
 CONFIG_TYPES = {0: "unknown", 2: "topic", 4: "broker", 8: "broker_logger",
                 16: "client_metrics", 32: "group"}
 SCRAM_MECHANISMS = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
+TRANSACTION_RECORDS = frozenset(("BeginTransactionRecord", "EndTransactionRecord",
+                                 "AbortTransactionRecord"))
+# the start of a PartitionRecord / PartitionChangeRecord body: int32 partitionId, uuid topicId
+_PARTITION_KEY = struct.Struct(">i16s").unpack_from
 
 
 @dataclass
@@ -66,6 +71,8 @@ class ReplayEngine:
         self._reported: set[int] = set()   # ids of lazy records already reported while folding
         self._snapshot = None     # (end_offset - 1, timestamp) while applying a snapshot
         self._skip_before = -1    # log records with offset < this are covered by the snapshot
+        self._rules: dict = {}    # record name -> bound _apply_<name> method (None: no rule)
+        self._topic_ids: dict = {}  # raw 16 topic id bytes -> topic id text
 
     # -- feeding ------------------------------------------------------------------
 
@@ -101,8 +108,15 @@ class ReplayEngine:
             if h.last_offset < self._skip_before and not batch.is_control:
                 return True
         last = None
+        added = 0   # PartitionRecords filed by the fast path below
+        topics, topic_ids = self.image.topics, self._topic_ids
         for rec in batch.records:
-            if not in_snapshot:
+            if in_snapshot:
+                # a snapshot's records are stamped with its last offset and time
+                stamp = self._snapshot
+                if stamp[0] is not None:
+                    rec.offset, rec.timestamp = stamp[0], stamp[1] or rec.timestamp
+            else:
                 if rec.offset < self._skip_before:
                     # covered by the snapshot; but a snapshot holds no leader, so the
                     # log's quorum control records still tell who leads
@@ -112,16 +126,43 @@ class ReplayEngine:
                 if self.until_offset is not None and rec.offset > self.until_offset:
                     # stopped inside the batch: the image is as of the last record applied
                     self.reached_limit = True
+                    self._count_partition_records(added)
                     if last is not None:
                         self.image.last_offset = max(self.image.last_offset, last.offset)
                         self.image.last_time = max(self.image.last_time, last.timestamp)
                     return False
-            self.apply(rec, h, in_snapshot)
             last = rec
+            # Fast path for the record a big cluster has millions of: a lazy (not yet
+            # decoded) PartitionRecord of a known topic, outside a transaction, is filed
+            # under its partition as _apply_PartitionRecord would. Anything else takes
+            # the general path.
+            if rec.name == "PartitionRecord" and rec._buf is not None and self._txn is None:
+                b = rec._body
+                if rec._end - b >= 20:
+                    pid, raw = _PARTITION_KEY(rec._buf, b)
+                    tid = topic_ids.get(raw)
+                    if tid is None:
+                        tid = topic_ids[raw] = uuid_to_str(raw)
+                    t = topics.get(tid)
+                    if t is not None:
+                        recs = t.partition_records.get(pid)
+                        if recs is None:
+                            t.partition_records[pid] = [rec]
+                        else:
+                            recs.append(rec)
+                        added += 1
+                        continue
+            self.apply(rec, h)
+        self._count_partition_records(added)
         if not in_snapshot and batch.records:
             self.image.last_offset = max(self.image.last_offset, batch.records[-1].offset)
             self.image.last_time = max(self.image.last_time, h.max_timestamp)
         return True
+
+    def _count_partition_records(self, n: int) -> None:
+        if n:
+            self.applied += n
+            self.by_type["PartitionRecord"] = self.by_type.get("PartitionRecord", 0) + n
 
     def finish(self) -> None:
         """End of input: an open transaction is dropped, as Kafka does."""
@@ -141,8 +182,7 @@ class ReplayEngine:
             self._problem(rec.offset, f"undecodable {rec.name}"
                           f"{'' if rec.version is None else ' v' + str(rec.version)}: {rec.error}")
             return
-        name = rec.name
-        if name in ("BeginTransactionRecord", "EndTransactionRecord", "AbortTransactionRecord"):
+        if rec.name in TRANSACTION_RECORDS:
             self._transaction(rec)
             return
         if self._txn is not None:
@@ -151,7 +191,11 @@ class ReplayEngine:
         self._dispatch(rec)
 
     def _dispatch(self, rec: Record) -> None:
-        method = getattr(self, "_apply_" + rec.name, None)
+        name = rec.name
+        try:
+            method = self._rules[name]
+        except KeyError:
+            method = self._rules[name] = getattr(self, "_apply_" + name, None)
         if method is None:
             self._problem(rec.offset, f"no replay rule for {rec.name}")
             return
@@ -164,7 +208,8 @@ class ReplayEngine:
             self._problem(rec.offset, f"undecodable {rec.name} v{rec.version}: {rec.error}")
             return
         self.applied += 1
-        self.by_type[rec.name] = self.by_type.get(rec.name, 0) + 1
+        by_type = self.by_type
+        by_type[name] = by_type.get(name, 0) + 1
 
     def _problem(self, offset: int, message: str) -> None:
         self.skipped += 1
@@ -326,11 +371,16 @@ class ReplayEngine:
         self.image.topic_names[name] = tid
 
     def _partition_key(self, rec: Record) -> tuple[str, int]:
+        """(topic id, partition id), read from the raw body of a lazy record."""
         buf = rec._buf
         if buf is not None:
             b = rec._body
             if rec._end - b >= 20:
-                return uuid_to_str(bytes(buf[b + 4:b + 20])), INT32.unpack_from(buf, b)[0]
+                pid, raw = _PARTITION_KEY(buf, b)
+                tid = self._topic_ids.get(raw)
+                if tid is None:
+                    tid = self._topic_ids[raw] = uuid_to_str(raw)
+                return tid, pid
         d = rec.data
         if d is None:
             raise ApplyError("undecodable")
@@ -470,10 +520,11 @@ class ReplayEngine:
         d = rec.data
         if d is None:
             return
-        self.image.producer_ids = Entity(
-            {"nextProducerId": d.get("nextProducerId", d.get("producerIdsEnd")),
-             "lastBrokerId": d["brokerId"], "lastBrokerEpoch": d["brokerEpoch"]},
-            (rec.offset, rec.timestamp))
+        value = {"nextProducerId": d.get("nextProducerId", d.get("producerIdsEnd"))}
+        if d["brokerId"] >= 0:   # a snapshot writes -1 for both: not known
+            value["lastBrokerId"] = d["brokerId"]
+            value["lastBrokerEpoch"] = d["brokerEpoch"]
+        self.image.producer_ids = Entity(value, (rec.offset, rec.timestamp))
         self._history(("producerIds",), rec)
 
     def _apply_FeatureLevelRecord(self, rec: Record) -> None:
