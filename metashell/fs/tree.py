@@ -11,22 +11,16 @@ are replaced by ``[redacted]`` unless the tree is built with
 from __future__ import annotations
 
 import base64
-from datetime import datetime, timezone
 from typing import Any
 
 from ..loader import enums
+from ..timefmt import iso_time
 from .node import DictDir, Leaf, Node, sort_names
 
 REDACTED = "[redacted]"
 DEFAULT_NAME = "<default>"
 
 
-def iso_time(ms: int | None) -> str | None:
-    """Milliseconds since the epoch as ISO-8601 UTC (``2024-05-01T12:00:00.123Z``)."""
-    if ms is None or ms < 0:
-        return None
-    dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
 class View:
@@ -195,17 +189,26 @@ class TopicDir(_Dir):
         pid = _int(name)
         if pid is None or pid not in t.partition_records:
             return None
-        return PartitionDir(name, self.view, t, pid)
+        state = t.partition(pid)
+        if state is None:   # only undecodable PartitionRecords: Kafka never created it
+            return None
+        return PartitionDir(name, self.view, t, pid, state)
 
     def last_change(self):
         return self.topic.change
 
 
 class PartitionDir(_Dir):
-    def __init__(self, name, view, topic, pid: int):
+    def __init__(self, name, view, topic, pid: int, state=None):
         super().__init__(name, view)
         self.topic = topic
         self.pid = pid
+        self._state = state
+
+    def _fold(self):
+        if self._state is None:
+            self._state = self.topic.partition(self.pid)
+        return self._state
 
     def children(self):
         return ["data"]
@@ -213,13 +216,13 @@ class PartitionDir(_Dir):
     def child(self, name):
         if name != "data":
             return None
-        state = self.topic.partition(self.pid)
+        state = self._fold()
         if state is None:
             return None
         return Leaf("data", state.to_json(), change=state.change)
 
     def last_change(self):
-        state = self.topic.partition(self.pid)
+        state = self._fold()
         return state.change if state is not None else None
 
 
