@@ -19,11 +19,10 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
+from . import timefmt
 
 # --------------------------------------------------------------------------- values
 
@@ -69,13 +68,7 @@ def json_text(value: Any) -> str:
 def iso_time(ms: "int | None") -> str:
     """``2024-05-10T20:06:51.486Z`` for a timestamp in ms since the epoch;
     ``-`` for ``None``."""
-    if ms is None:
-        return "-"
-    try:
-        t = _EPOCH + timedelta(milliseconds=int(ms))
-    except (OverflowError, ValueError):
-        return str(ms)
-    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+    return timefmt.iso_time(ms) or "-"
 
 
 def parse_time(text: str) -> int:
@@ -95,7 +88,7 @@ def parse_time(text: str) -> int:
                          f"nor epoch milliseconds") from None
     if t.tzinfo is None:
         t = t.replace(tzinfo=timezone.utc)
-    delta = t - _EPOCH
+    delta = t - timefmt.EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
 
 

@@ -6,18 +6,12 @@ so this is the one place that decodes all of them.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
 from ..loader import enums
+from ..timefmt import iso_time
 
 DEFAULT_MIN_ISR = 1
 
 
-def _iso(ms: int) -> str | None:
-    if ms is None or ms < 0:
-        return None
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + \
-        f"{ms % 1000:03d}Z"
 
 
 def _min_isr(image, topic_name: str, cluster_default: int) -> int:
@@ -69,7 +63,7 @@ def summarize(image, engine, counts: dict) -> dict:
         "features": {k: v.value for k, v in sorted(image.features.items())},
         "quorum": {"leaderId": image.quorum.leader_id, "leaderEpoch": image.quorum.leader_epoch},
         "lastOffset": image.last_offset,
-        "lastTime": _iso(image.last_time),
+        "lastTime": iso_time(image.last_time),
         "records": counts,
         "recordsSkippedWithErrors": engine.skipped,
     }
