@@ -139,7 +139,9 @@ class FileReader:
         control = h.is_control
         lazy = self.lazy
         out = []
+        payload = pos
         for _ in range(h.count):
+            at = pos  # where the record starts, for messages
             # length: zigzag varint (one or two bytes inline)
             b = buf[pos]
             if b < 0x80:
@@ -154,7 +156,7 @@ class FileReader:
             rstart = pos
             rend = pos + length
             if length < 6 or rend > end:
-                raise RecordDecodeError(f"record at payload byte {rstart - 1} declares length {length}")
+                raise RecordDecodeError(f"record at payload byte {at - payload} declares length {length}")
             attributes = buf[pos]
             # timestampDelta: zigzag varlong (0 in everything KRaft writes)
             b = buf[pos + 1]
@@ -207,7 +209,7 @@ class FileReader:
             else:
                 headers, pos = _headers(buf, pos)
             if pos != rend:
-                raise RecordDecodeError(f"record at payload byte {rstart - 1} declares {length} bytes "
+                raise RecordDecodeError(f"record at payload byte {at - payload} declares {length} bytes "
                                         f"but its fields take {pos - rstart}")
             offset = base + offset_delta
             ts = append_ts if append_ts is not None else base_ts + ts_delta
