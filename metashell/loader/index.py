@@ -297,7 +297,7 @@ class Index:
         one = dataclasses.replace(h, count=1)
         try:
             return reader._parse(one, buf, pos, p + length)[0]
-        except (IndexError, RecordDecodeError) as e:
+        except (IndexError, RecordDecodeError, UnicodeDecodeError) as e:
             raise CorruptDataError(self.path, bpos, f"well-formed records in the batch ({_why(e)})",
                                    self.offsets[i]) from None
 
@@ -357,7 +357,7 @@ def index_file(path, *, skip_damage: bool = False, verify_crc: bool = True) -> I
                         _scan_control_batch(idx, h, data, dview, start, end)
                     else:
                         _scan_data_batch(idx, h, data, dview, start, end, maps)
-                except (IndexError, RecordDecodeError, struct.error) as e:
+                except (IndexError, RecordDecodeError, UnicodeDecodeError, struct.error) as e:
                     raise CorruptDataError(idx.path, h.position,
                                            f"well-formed records in the batch ({_why(e)})",
                                            h.base_offset) from None
@@ -496,7 +496,7 @@ def _scan_data_batch(idx: Index, h: BatchHeader, data, buf, pos: int, end: int, 
                 _, pos = _headers(buf, pos)
             if pos != rend:
                 raise RecordDecodeError(f"record at payload byte {rstart - payload} declares {length} "
-                                        f"bytes but its fields take {pos - rstart}")
+                                        f"bytes but its fields take {pos - rend + length}")
         oappend(base + delta)
         pappend(rstart - payload)
 
@@ -603,7 +603,7 @@ def _scan_control_batch(idx: Index, h: BatchHeader, data, buf, pos: int, end: in
             _, pos = _headers(buf, pos)
         if pos != rend:
             raise RecordDecodeError(f"record at payload byte {rstart - payload} declares {length} bytes "
-                                    f"but its fields take {pos - rstart}")
+                                    f"but its fields take {pos - rend + length}")
         i = len(idx.offsets)
         idx.offsets.append(h.base_offset + delta)
         idx.positions.append(rstart - payload)
