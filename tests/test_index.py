@@ -7,6 +7,8 @@ import struct
 from collections import Counter
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from metashell.errors import CorruptDataError
 from metashell.loader import catalog
@@ -199,3 +201,60 @@ def test_record_level_damage_is_reported_like_the_reader(tmp_path):
         index_file(path)
     assert str(index_err.value) == str(reader_err.value)
     assert list(index_file(path, skip_damage=True).offsets) == [0]
+
+
+# --------------------------------------------------------------------------- agrees under damage
+
+def _fix_crcs(data: bytes) -> bytes:
+    out = bytearray(data)
+    pos = 0
+    while pos + 61 <= len(out):
+        length = struct.unpack_from(">i", out, pos + 8)[0]
+        end = pos + 12 + length
+        if length < 49 or end > len(out):
+            break
+        struct.pack_into(">I", out, pos + 17, crc32c(bytes(out[pos + 21:end])))
+        pos = end
+    return bytes(out)
+
+
+def _small_log() -> bytes:
+    w = LogWriter(0, 1, TS)
+    w.leader_change(1, [1])
+    w.records(EVERY_TYPE[:14], per_batch=5)
+    o = record("NoOpRecord")
+    o.headers = (("h", b"v"),)
+    w.batch([o, Out(value=b"\x01\x14\x00\x00", key=b"key")])
+    return w.getvalue()
+
+
+SMALL = _small_log()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, len(SMALL) - 1), st.integers(0, 255)), min_size=1, max_size=4),
+       st.booleans())
+def test_index_and_reader_agree_on_damaged_input(tmp_path_factory, flips, skip):
+    data = bytearray(SMALL)
+    for pos, value in flips:
+        data[pos] = value
+    path = tmp_path_factory.mktemp("fz") / "x.log"
+    path.write_bytes(_fix_crcs(bytes(data)))
+    reader = read_file(path, skip_damage=skip)
+    try:
+        recs = [r for b in reader for r in b.records]
+    except CorruptDataError as reader_err:
+        with pytest.raises(CorruptDataError) as index_err:
+            index_file(path, skip_damage=skip)
+        assert str(index_err.value) == str(reader_err)
+        return
+    idx = index_file(path, skip_damage=skip)
+    assert list(idx.offsets) == [r.offset for r in recs]
+    assert [idx.kind(i) == "undecodable" for i in range(len(idx))] == \
+        [r.name == "UnknownRecord" or r.name.startswith("ControlRecord(") for r in recs]
+    assert [idx.types[i] for i in range(len(idx)) if i not in idx.unknown] == \
+        [r.api_key for r in recs if r.kind != "undecodable" or r.name != "UnknownRecord"
+         and not r.name.startswith("ControlRecord(")]
+    assert [str(p) for p in idx.summary.problems] == [str(p) for p in reader.summary.problems]
+    assert (idx.summary.end_reason, idx.summary.end_position) == (reader.summary.end_reason,
+                                                                  reader.summary.end_position)

@@ -94,6 +94,7 @@ __all__ = ["Index", "index_file"]
 _PARTITION_KEY = struct.Struct(">i16s").unpack_from   # PartitionRecord/PartitionChangeRecord body start
 _INT32 = struct.Struct(">i").unpack_from
 _CONTROL_KEY = struct.Struct(">hh").unpack_from
+_PREFIX = struct.Struct(">12B").unpack_from                # the first 12 bytes of a record
 
 # metadata apiKeys the hot loop reads the key of straight from the bytes (frame 1)
 _PARTITION = (3, 5)
@@ -108,6 +109,16 @@ _MAX_VERSION = [-1] * 256
 for _k, _m in catalog.METADATA.items():
     _MAX_VERSION[_k] = _m.valid_range.hi if _m.valid_range.hi is not None else 32767
 del _k, _m
+
+
+def _zigzag(u: int) -> int:
+    return (u >> 1) ^ -(u & 1)
+
+
+# zigzag varints of one byte: _ZIGZAG1[b]; of two bytes: _ZIGZAG2[b0][b1]
+_ZIGZAG1 = [_zigzag(b) for b in range(0x80)]
+_ZIGZAG2 = [None] * 0x80 + [[_zigzag((b0 & 0x7F) | (b1 << 7)) for b1 in range(0x80)]
+                            for b0 in range(0x80, 0x100)]
 
 
 def _uuid_text(raw: bytes) -> str:
@@ -357,7 +368,7 @@ def index_file(path, *, skip_damage: bool = False, verify_crc: bool = True) -> I
                         _scan_control_batch(idx, h, data, dview, start, end)
                     else:
                         _scan_data_batch(idx, h, data, dview, start, end, maps)
-                except (IndexError, RecordDecodeError, UnicodeDecodeError, struct.error) as e:
+                except (IndexError, RecordDecodeError, UnicodeDecodeError, struct.error, OverflowError) as e:
                     raise CorruptDataError(idx.path, h.position,
                                            f"well-formed records in the batch ({_why(e)})",
                                            h.base_offset) from None
@@ -409,115 +420,106 @@ class _PageDropper:
 def _scan_data_batch(idx: Index, h: BatchHeader, data, buf, pos: int, end: int, maps: dict) -> None:
     """Append the records of one data batch to the index columns: the hot loop.
 
-    ``buf`` is a memoryview of ``data`` (single bytes are read from it,
-    key bytes sliced from ``data``). Varints are read inline for their one-
-    and two-byte forms, the record framing is checked as strictly as the
-    reader does, and for the common types the entity key is looked up by its
-    raw bytes (``maps``: raw bytes -> entity id), so a key is decoded only
-    the first time it is seen.
+    The first 12 bytes of a record (its framing and the value's frame
+    header, in every record Kafka writes) are read with one ``struct`` call;
+    one- and two-byte varints are decoded by table lookup (CPython does not
+    specialise ``&``, ``|``, ``^`` or shifts; a list index is cheap).
+    Anything unusual (longer varints, a key, headers, a record at the very
+    end of the buffer) goes through :func:`_frame`, which reads the framing
+    field by field as strictly as the reader does. For the common types the
+    entity key is then looked up by its raw bytes (``maps``: raw bytes ->
+    entity id), so a key is decoded only the first time it is seen.
+    ``buf`` is a memoryview of ``data``.
     """
     payload = pos
     base = h.base_offset
-    oappend = idx.offsets.append
-    tappend = idx.types.append
-    pappend = idx.positions.append
-    eappend = idx.entities.append
-    qappend = idx.partitions.append
+    first = len(idx.offsets)
+    # list.append is far cheaper than array.append; the lists go into the
+    # array columns in one step at the end of the batch
+    offsets, types, positions, entities, partitions = [], [], [], [], []
     topics, brokers, configs = maps["topic"], maps["broker"], maps["config"]
     max_version = _MAX_VERSION
     partition_key = _PARTITION_KEY
+    prefix = _PREFIX
+    zigzag1, zigzag2 = _ZIGZAG1, _ZIGZAG2
+    last_raw = last_topic = None
+    safe = min(end, len(data)) - 12   # a 12-byte prefix can be read from here on
     for _ in range(h.count):
         rstart = pos
-        # length: zigzag varint
-        b = buf[pos]
-        if b < 0x80:
-            length = (b >> 1) ^ -(b & 1)
-            pos += 1
+        t = prefix(data, pos) if pos <= safe else None
+        # t: length (1-2 bytes), attributes, timestampDelta 0 (1 byte), offsetDelta
+        # (1-2), null key, value length (1-2), then the value's frame, apiKey, version
+        if t is not None and t[0] < 0x80:
+            length = zigzag1[t[0]]
+            k = 1
+        elif t is not None and t[1] < 0x80:
+            length = zigzag2[t[0]][t[1]]
+            k = 2
         else:
-            c = buf[pos + 1]
-            if c < 0x80:
-                b = (b & 0x7F) | (c << 7)
-                length = (b >> 1) ^ -(b & 1)
-                pos += 2
+            t = None
+        if t is not None and t[k + 1] < 0x80:
+            rend = pos + k + length
+            b = t[k + 2]
+            if b < 0x80:
+                delta = zigzag1[b]
+                k += 3
+            elif t[k + 3] < 0x80:
+                delta = zigzag2[b][t[k + 3]]
+                k += 4
             else:
-                length, pos = read_varint(buf, pos)
-        rend = pos + length
-        if length < 6 or rend > end:
-            raise RecordDecodeError(f"record at payload byte {rstart - payload} declares length {length}")
-        # attributes (1 byte), timestampDelta (varlong)
-        if buf[pos + 1] < 0x80:
-            pos += 2
-        else:
-            _, pos = read_varlong(buf, pos + 1)
-        # offsetDelta
-        b = buf[pos]
-        if b < 0x80:
-            delta = (b >> 1) ^ -(b & 1)
-            pos += 1
-        else:
-            c = buf[pos + 1]
-            if c < 0x80:
-                b = (b & 0x7F) | (c << 7)
-                delta = (b >> 1) ^ -(b & 1)
-                pos += 2
+                t = None
+            if t is not None and t[k] == 1:        # null key
+                b = t[k + 1]
+                if b < 0x80:
+                    vlen = zigzag1[b]
+                    k += 2
+                elif t[k + 2] < 0x80:
+                    vlen = zigzag2[b][t[k + 2]]
+                    k += 3
+                else:
+                    t = None
+                # the value must end one byte before the record, and that byte
+                # (the header count) must be 0
+                if t is not None and (length < 6 or rend > end or k + vlen + 1 != rend - pos
+                                      or buf[rend - 1] != 0):
+                    t = None
             else:
-                delta, pos = read_varint(buf, pos)
-        # key (null in every data record Kafka writes)
-        if buf[pos] == 1:
-            pos += 1
+                t = None
         else:
-            klen, pos = read_varint(buf, pos)
-            if klen < 0:
-                raise RecordDecodeError(f"negative key length {klen}")
-            pos += klen
-        # value
-        b = buf[pos]
-        if b < 0x80:
-            vlen = (b >> 1) ^ -(b & 1)
-            pos += 1
-        else:
-            c = buf[pos + 1]
-            if c < 0x80:
-                b = (b & 0x7F) | (c << 7)
-                vlen = (b >> 1) ^ -(b & 1)
-                pos += 2
-            else:
-                vlen, pos = read_varint(buf, pos)
-        v = pos
-        if vlen > 0:
-            pos += vlen
-        # headers (none in anything Kafka writes), then the record must end
-        if pos + 1 == rend and buf[pos] == 0:
+            t = None
+        if t is None:   # anything else, or damage: read field by field
+            length, rend, delta, _, _, v, vlen = _frame(buf, pos, end, payload)
             pos = rend
+            if v + 3 <= rend:
+                t, k = (buf[v], buf[v + 1], buf[v + 2]), 0
         else:
-            if buf[pos] == 0:
-                pos += 1
-            else:
-                _, pos = _headers(buf, pos)
-            if pos != rend:
-                raise RecordDecodeError(f"record at payload byte {rstart - payload} declares {length} "
-                                        f"bytes but its fields take {pos - rend + length}")
-        oappend(base + delta)
-        pappend(rstart - payload)
+            v = pos + k
+            pos = rend
+        offsets.append(base + delta)
+        positions.append(rstart - payload)
 
         # the value: frame 1 with one-byte apiKey and a known version -> fast paths
-        if vlen >= 4 and buf[v] == 1 and buf[v + 2] <= max_version[buf[v + 1]]:
-            api = buf[v + 1]
+        if vlen >= 4 and t is not None and t[k] == 1 and t[k + 2] <= max_version[t[k + 1]]:
+            api = t[k + 1]
             body = v + 3
             if api == 3 or api == 5:       # PartitionRecord / PartitionChangeRecord
                 if vlen >= 23:
                     pid, raw = partition_key(data, body)
-                    e = topics.get(raw)
-                    if e is None:
-                        e = topics[raw] = idx._key_id(("topic", _uuid_text(raw)))
-                    tappend(api)
-                    eappend(e)
-                    qappend(pid)
+                    if raw == last_raw:    # a topic's partitions come one after another
+                        e = last_topic
+                    else:
+                        e = topics.get(raw)
+                        if e is None:
+                            e = topics[raw] = idx._key_id(("topic", _uuid_text(raw)))
+                        last_raw, last_topic = raw, e
+                    types.append(api)
+                    entities.append(e)
+                    partitions.append(pid)
                     continue
             elif api == 20:                # NoOpRecord
-                tappend(20)
-                eappend(-1)
-                qappend(-1)
+                types.append(20)
+                entities.append(-1)
+                partitions.append(-1)
                 continue
             elif api == 2:                 # TopicRecord: compact string name, then uuid
                 n = buf[body]
@@ -528,9 +530,9 @@ def _scan_data_batch(idx: Index, h: BatchHeader, data, buf, pos: int, end: int, 
                         e = topics[raw] = idx._key_id(("topic", _uuid_text(raw)))
                     idx.topic_names[idx.entity_keys[e][1]] = str(data[body + 1:body + n], "utf-8",
                                                                  "replace")
-                    tappend(2)
-                    eappend(e)
-                    qappend(-1)
+                    types.append(2)
+                    entities.append(e)
+                    partitions.append(-1)
                     continue
             elif api == 4:                 # ConfigRecord: int8 type, compact string name
                 n = buf[body + 1]
@@ -541,9 +543,9 @@ def _scan_data_batch(idx: Index, h: BatchHeader, data, buf, pos: int, end: int, 
                         rtype = raw[0] - 256 if raw[0] > 127 else raw[0]
                         e = configs[raw] = idx._key_id(
                             ("config", _config_type(rtype), str(raw[2:], "utf-8", "replace")))
-                    tappend(4)
-                    eappend(e)
-                    qappend(-1)
+                    types.append(4)
+                    entities.append(e)
+                    partitions.append(-1)
                     continue
             elif api in _BROKER_IDS or api == 27:   # int32 broker / controller id first
                 if vlen >= 8:
@@ -553,9 +555,9 @@ def _scan_data_batch(idx: Index, h: BatchHeader, data, buf, pos: int, end: int, 
                     if e is None:
                         e = m[raw] = idx._key_id(("broker" if api != 27 else "controller",
                                                   _INT32(raw)[0]))
-                    tappend(api)
-                    eappend(e)
-                    qappend(-1)
+                    types.append(api)
+                    entities.append(e)
+                    partitions.append(-1)
                     continue
             elif api == 9 or api == 18 or api == 19:   # RemoveTopic, ACLs: uuid first
                 if vlen >= 20:
@@ -564,57 +566,91 @@ def _scan_data_batch(idx: Index, h: BatchHeader, data, buf, pos: int, end: int, 
                     e = m.get(raw)
                     if e is None:
                         e = m[raw] = idx._key_id(("topic" if api == 9 else "acl", _uuid_text(raw)))
-                    tappend(api)
-                    eappend(e)
-                    qappend(-1)
+                    types.append(api)
+                    entities.append(e)
+                    partitions.append(-1)
                     continue
             elif api in _NO_ENTITY:
-                tappend(api)
-                eappend(-1)
-                qappend(-1)
+                types.append(api)
+                entities.append(-1)
+                partitions.append(-1)
                 continue
         # anything else: read the frame properly and decode the body for the key
-        _slow(idx, buf, v, vlen, tappend, eappend, qappend)
+        t, e, q = _slow(idx, buf, v, vlen, first + len(offsets) - 1)
+        types.append(t)
+        entities.append(e)
+        partitions.append(q)
     if pos != end:
         raise RecordDecodeError(f"{end - pos} byte(s) left after the {h.count} records the batch declares")
+    _extend(idx.offsets, offsets)
+    _extend(idx.types, types)
+    _extend(idx.positions, positions)
+    _extend(idx.entities, entities)
+    _extend(idx.partitions, partitions)
+
+
+def _extend(column: array, values: list) -> None:
+    """Append ``values`` to an array column: packed in one ``struct`` call
+    for a batch of any size (``array.extend`` converts item by item)."""
+    n = len(values)
+    if n > 8:
+        column.frombytes(struct.pack(f"@{n}{column.typecode}", *values))
+    else:
+        column.extend(values)
+
+
+def _frame(buf, pos: int, end: int, payload: int) -> tuple[int, int, int, int, int, int, int]:
+    """The framing of the record at ``pos``, read field by field (any varint
+    length, keys, headers): ``(length, record end, offsetDelta, key position,
+    key length (-1 = null), value position, value length)``. Raises
+    RecordDecodeError on damage, with the reader's messages."""
+    length, p = read_varint(buf, pos)
+    rend = p + length
+    if length < 6 or rend > end:
+        raise RecordDecodeError(f"record at payload byte {pos - payload} declares length {length}")
+    _, p = read_varlong(buf, p + 1)           # attributes, timestampDelta
+    delta, p = read_varint(buf, p)
+    if buf[p] == 1:                           # null key
+        klen = -1
+        p += 1
+    else:
+        klen, p = read_varint(buf, p)
+        if klen < 0:
+            raise RecordDecodeError(f"negative key length {klen}")
+        p += klen
+    kstart = p - max(klen, 0)
+    vlen, p = read_varint(buf, p)
+    v = p
+    if vlen > 0:
+        p += vlen
+    if buf[p] == 0:
+        p += 1
+    else:
+        _, p = _headers(buf, p)
+    if p != rend:
+        raise RecordDecodeError(f"record at payload byte {pos - payload} declares {length} bytes "
+                                f"but its fields take {p - rend + length}")
+    return length, rend, delta, kstart, klen, v, vlen
 
 
 def _scan_control_batch(idx: Index, h: BatchHeader, data, buf, pos: int, end: int) -> None:
     """The records of a control batch (a handful per file): type from the key."""
     payload = pos
+    first = len(idx.offsets)
+    offsets, types, positions, entities = [], [], [], []
     for _ in range(h.count):
-        rstart = pos
-        length, pos = read_varint(buf, pos)
-        rend = pos + length
-        if length < 6 or rend > end:
-            raise RecordDecodeError(f"record at payload byte {rstart - payload} declares length {length}")
-        _, pos = read_varlong(buf, pos + 1)
-        delta, pos = read_varint(buf, pos)
-        klen, pos = read_varint(buf, pos)
-        kstart = pos
-        if klen > 0:
-            pos += klen
-        vlen, pos = read_varint(buf, pos)
-        if vlen > 0:
-            pos += vlen
-        if buf[pos] == 0:
-            pos += 1
-        else:
-            _, pos = _headers(buf, pos)
-        if pos != rend:
-            raise RecordDecodeError(f"record at payload byte {rstart - payload} declares {length} bytes "
-                                    f"but its fields take {pos - rend + length}")
-        i = len(idx.offsets)
-        idx.offsets.append(h.base_offset + delta)
-        idx.positions.append(rstart - payload)
-        idx.partitions.append(-1)
+        i = first + len(offsets)
+        length, rend, delta, kstart, klen, v, vlen = _frame(buf, pos, end, payload)
+        offsets.append(h.base_offset + delta)
+        positions.append(pos - payload)
+        pos = rend
         if klen < 4:
-            idx.types.append(-1)
-            idx.entities.append(-1)
+            types.append(-1)
+            entities.append(-1)
             idx.unknown[i] = "control record key shorter than 4 bytes"
             continue
         version, ctype = _CONTROL_KEY(data, kstart)
-        idx.types.append(ctype)
+        types.append(ctype)
         if version < 0:
             idx.unknown[i] = "negative control key version"
         elif vlen < 0:
@@ -622,23 +658,25 @@ def _scan_control_batch(idx: Index, h: BatchHeader, data, buf, pos: int, end: in
         elif ctype not in catalog.CONTROL:
             idx.unknown[i] = f"unknown control record type {ctype}"
         quorum = ctype in _QUORUM_CONTROL and i not in idx.unknown
-        idx.entities.append(idx._key_id(("quorum",)) if quorum else -1)
+        entities.append(idx._key_id(("quorum",)) if quorum else -1)
     if pos != end:
         raise RecordDecodeError(f"{end - pos} byte(s) left after the {h.count} records the batch declares")
+    _extend(idx.offsets, offsets)
+    _extend(idx.types, types)
+    _extend(idx.positions, positions)
+    _extend(idx.entities, entities)
+    _extend(idx.partitions, [-1] * len(offsets))
 
 
-def _slow(idx: Index, buf, v: int, vlen: int, tappend, eappend, qappend) -> None:
-    """A metadata record outside the fast paths: decode its value."""
-    i = len(idx.offsets) - 1
+def _slow(idx: Index, buf, v: int, vlen: int, i: int) -> tuple[int, int, int]:
+    """Record ``i``, a metadata record outside the fast paths: decode its
+    value. Returns its (type, entity id, partition id) columns."""
     if vlen < 0:
-        tappend(-1)
-        eappend(-1)
-        qappend(-1)
         idx.unknown[i] = "data record has a null value"
-        return
+        return -1, -1, -1
     rec = decode_value(bytes(buf[v:v + vlen]))
     api = rec.api_key
-    tappend(api if api is not None and api <= 0x7FFF else -1)
+    api = api if api is not None and api <= 0x7FFF else -1
     if rec.frame == 0:
         idx.saw_frame0 = True
     key = None
@@ -651,10 +689,7 @@ def _slow(idx: Index, buf, v: int, vlen: int, tappend, eappend, qappend) -> None
         except (KeyError, TypeError):
             key = None
     if key is not None and key[0] == "partition":
-        eappend(idx._key_id(("topic", key[1])))
-        qappend(key[2])
-        return
+        return api, idx._key_id(("topic", key[1])), key[2]
     if api == 2 and key is not None:
         idx.topic_names[key[1]] = rec.data["name"]
-    eappend(idx._key_id(key))
-    qappend(-1)
+    return api, idx._key_id(key), -1
