@@ -176,9 +176,19 @@ class TopicDir(_Dir):
     def __init__(self, name, view, topic):
         super().__init__(name, view)
         self.topic = topic
+        self._states: dict | None = None   # pid -> folded state, once listed
 
     def children(self):
-        return [str(p) for p in self.topic.partition_ids()] + ["id", "name"]
+        # listing folds every partition (one whose records are all undecodable does not
+        # exist); the states are kept for child(), so a walk folds each partition once here
+        t = self.topic
+        states = {}
+        for pid in sorted(t.partition_records):
+            state = t.partition(pid)
+            if state is not None:
+                states[pid] = state
+        self._states = states
+        return [str(p) for p in states] + ["id", "name"]
 
     def child(self, name):
         t = self.topic
@@ -189,7 +199,7 @@ class TopicDir(_Dir):
         pid = _int(name)
         if pid is None or pid not in t.partition_records:
             return None
-        state = t.partition(pid)
+        state = self._states.get(pid) if self._states is not None else t.partition(pid)
         if state is None:   # only undecodable PartitionRecords: Kafka never created it
             return None
         return PartitionDir(name, self.view, t, pid, state)

@@ -19,7 +19,6 @@ point in the log (time travel).
 from __future__ import annotations
 
 import struct
-from collections import OrderedDict
 from dataclasses import dataclass
 
 from ..loader.primitives import uuid_to_str
@@ -29,7 +28,6 @@ from .image import (BrokerState, ControllerState, Entity, Image, PartitionState,
 
 MIGRATING_DIR = "AAAAAAAAAAAAAAAAAAAAAA"
 NO_LEADER_CHANGE = -2
-FOLD_CACHE_SIZE = 8192   # folded partitions kept (a topic rarely has more)
 CONFIG_TYPES = {0: "unknown", 2: "topic", 4: "broker", 8: "broker_logger",
                 16: "client_metrics", 32: "group"}
 SCRAM_MECHANISMS = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
@@ -70,7 +68,6 @@ class ReplayEngine:
         self.source = ""          # label for problems (file name)
         self._txn: list | None = None
         self._txn_start = -1
-        self._folded: OrderedDict = OrderedDict()   # id(records) -> (records, len, state)
         self._reported: set[int] = set()   # ids of lazy records already reported while folding
         self._snapshot = None     # (end_offset - 1, timestamp) while applying a snapshot
         self._skip_before = -1    # log records with offset < this are covered by the snapshot
@@ -438,23 +435,6 @@ class ReplayEngine:
                 recs.append(rec)
 
     def fold_partition(self, recs: list) -> PartitionState | None:
-        """A partition's state, folded from its records; recently folded
-        partitions are kept in a small LRU (listing a topic then reading its
-        partitions folds each once, while a walk of a million partitions
-        never holds them all)."""
-        key = id(recs)
-        cache = self._folded
-        hit = cache.get(key)
-        if hit is not None and hit[0] is recs and hit[1] == len(recs):
-            cache.move_to_end(key)
-            return hit[2]
-        state = self._fold(recs)
-        cache[key] = (recs, len(recs), state)
-        if len(cache) > FOLD_CACHE_SIZE:
-            cache.popitem(last=False)
-        return state
-
-    def _fold(self, recs: list) -> PartitionState | None:
         """Decode and merge a partition's records (PartitionRegistration
         semantics): the newest PartitionRecord, then each change after it."""
         # Start from the newest PartitionRecord that decodes: Kafka skips an
@@ -677,6 +657,6 @@ def _merge_change(s: PartitionState, d: dict) -> None:
 
 def _default_to_migrating(dirs, n: int) -> list:
     """Kafka's rule: no directories, or all MIGRATING, means MIGRATING for every replica."""
-    if not dirs or all(x == MIGRATING_DIR for x in dirs):
+    if not dirs or dirs.count(MIGRATING_DIR) == len(dirs):
         return [MIGRATING_DIR] * n
     return list(dirs)

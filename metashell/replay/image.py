@@ -92,20 +92,13 @@ class TopicState:
     def partition_ids(self) -> list[int]:
         """Partitions that exist: a partition whose every PartitionRecord is
         undecodable was never created (Kafka skips such records)."""
-        return sorted(pid for pid, recs in self.partition_records.items()
-                      if _may_exist(recs) and self.partition(pid) is not None)
+        return sorted(pid for pid in self.partition_records if self.partition(pid) is not None)
 
     def partition(self, pid: int) -> PartitionState | None:
         recs = self.partition_records.get(pid)
         if recs is None or self.folder is None:
             return None
         return self.folder(recs)
-
-
-def _may_exist(recs: list) -> bool:
-    """Cheap pre-check: a partition with a PartitionRecord not yet known to be
-    bad exists unless folding says otherwise."""
-    return any(r.name == "PartitionRecord" and r.kind != "undecodable" for r in recs)
 
 
 @dataclass
