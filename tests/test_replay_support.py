@@ -1,0 +1,172 @@
+"""Shared helpers for the replay, tree and session tests (no tests here).
+
+Every fixture is made by the project's own writer
+(:mod:`metashell.loader.writer`) into a temporary file and loaded the way
+the shell loads it (``open_session``), or fed to a :class:`ReplayEngine`
+with batches from :func:`metashell.loader.reader.read_file`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from metashell.fs.walk import walk
+from metashell.loader.primitives import uuid_to_str
+from metashell.loader.reader import read_file
+from metashell.loader.writer import LogWriter, record, segment_name, snapshot_bytes, snapshot_name
+from metashell.replay.engine import ReplayEngine
+from metashell.session import open_session
+
+TS0 = 1_700_000_000_000          # append time of the first batch (ms)
+MIGRATING = "AAAAAAAAAAAAAAAAAAAAAA"
+
+
+def uid(n: int) -> str:
+    """A deterministic, non-zero 22-character topic/ACL/dir id."""
+    return uuid_to_str((0x5EED0000_00000000_00000000_00000000 + n).to_bytes(16, "big"))
+
+
+# --------------------------------------------------------------------------- records
+
+def broker(bid: int, epoch: int = 10, version: int | None = None, **fields):
+    fields.setdefault("incarnationId", uid(1000 + bid))
+    fields.setdefault("endPoints", [{"name": "PLAINTEXT", "host": f"b{bid}", "port": 9092,
+                                     "securityProtocol": 0}])
+    fields.setdefault("fenced", True)
+    return record("RegisterBrokerRecord", version, brokerId=bid, brokerEpoch=epoch, **fields)
+
+
+def topic(name: str, tid: str):
+    return record("TopicRecord", name=name, topicId=tid)
+
+
+def partition(tid: str, pid: int, replicas=(1, 2, 3), *, version: int | None = None, **fields):
+    replicas = list(replicas)
+    fields.setdefault("isr", list(replicas))
+    fields.setdefault("leader", replicas[0] if replicas else -1)
+    fields.setdefault("leaderEpoch", 0)
+    fields.setdefault("partitionEpoch", 0)
+    return record("PartitionRecord", version, partitionId=pid, topicId=tid, replicas=replicas,
+                  **fields)
+
+
+def change(tid: str, pid: int, *, version: int | None = None, **fields):
+    return record("PartitionChangeRecord", version, partitionId=pid, topicId=tid, **fields)
+
+
+def config(rtype: int, name: str, key: str, value):
+    return record("ConfigRecord", resourceType=rtype, resourceName=name, name=key, value=value)
+
+
+def feature(name: str, level: int):
+    return record("FeatureLevelRecord", name=name, featureLevel=level)
+
+
+# --------------------------------------------------------------------------- logs
+
+class Log:
+    """A segment built batch by batch; each ``add`` is one batch whose append
+    time defaults to ``TS0 + 1000 * <batch number>``."""
+
+    def __init__(self, base_offset: int = 0, epoch: int = 1):
+        self.w = LogWriter(base_offset, epoch=epoch, timestamp=TS0)
+        self.base = base_offset
+        self.batches = 0
+
+    @property
+    def next_offset(self) -> int:
+        return self.w.next_offset
+
+    def add(self, *records, ts: int | None = None) -> int:
+        """Append one batch of ``records``; returns the offset of its first record."""
+        if ts is None:
+            ts = TS0 + 1000 * self.batches
+        self.batches += 1
+        return self.w.batch(list(records), timestamp=ts)
+
+    def each(self, *records, ts: int | None = None) -> list[int]:
+        """One batch per record; returns their offsets."""
+        return [self.add(r, ts=ts) for r in records]
+
+    def leader(self, leader_id: int, voters=(1, 2, 3), epoch: int | None = None) -> int:
+        self.batches += 1
+        return self.w.leader_change(leader_id, list(voters), epoch=epoch,
+                                    timestamp=TS0 + 1000 * (self.batches - 1))
+
+    def write(self, directory: Path, name: str | None = None) -> Path:
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / (name or segment_name(self.base))
+        self.w.write(path)
+        return path
+
+
+def load(tmp_path: Path, *batches, **session_kw):
+    """Write ``batches`` (each a record or a list of records = one batch) as a
+    segment from offset 0 and open it."""
+    log = Log()
+    for b in batches:
+        log.add(*(b if isinstance(b, (list, tuple)) else [b]))
+    return open_session(log.write(tmp_path), **session_kw)
+
+
+def write_snapshot(directory: Path, end_offset: int, records, *, epoch: int = 1,
+                   timestamp: int = TS0, **kw) -> Path:
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / snapshot_name(end_offset, epoch)
+    path.write_bytes(snapshot_bytes(records, epoch=epoch, timestamp=timestamp, **kw))
+    return path
+
+
+def engine_over(*paths, **engine_kw) -> ReplayEngine:
+    """Replay whole files with a bare engine (segments as log batches)."""
+    eng = ReplayEngine(**engine_kw)
+    for p in paths:
+        for batch in read_file(p, lazy=True):
+            if not eng.apply_batch(batch):
+                break
+    eng.finish()
+    return eng
+
+
+# --------------------------------------------------------------------------- trees
+
+def node(root, path: str):
+    """The node at an absolute ``path`` (None if absent)."""
+    n = root
+    for part in [p for p in path.split("/") if p]:
+        n = n.child(part)
+        if n is None:
+            return None
+    return n
+
+
+def cat(root, path: str):
+    n = node(root, path)
+    assert n is not None, f"{path}: no such node"
+    assert not n.is_dir, f"{path}: is a directory"
+    return n.value()
+
+
+def ls(root, path: str) -> list[str]:
+    n = node(root, path)
+    assert n is not None, f"{path}: no such node"
+    return n.children()
+
+
+def leaves(root, tops=None, exclude=("registeredAt",)) -> dict:
+    """``{path: value}`` of every file under the given top-level directories."""
+    out = {}
+    for top in tops or root.children():
+        start = root.child(top)
+        if start is None:
+            continue
+        for path, n in walk(start, "/" + top):
+            if not n.is_dir and path.rsplit("/", 1)[-1] not in exclude:
+                out[path] = n.value()
+    return out
+
+
+def problems(session) -> list[str]:
+    return [str(p) for p in session.engine.problems]
