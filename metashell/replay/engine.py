@@ -110,12 +110,20 @@ class ReplayEngine:
         last = None
         added = 0   # PartitionRecords filed by the fast path below
         topics, topic_ids = self.image.topics, self._topic_ids
+        last_raw = last_partitions = None   # the topic of the previous fast-path record
+        # a snapshot's records are stamped with its last offset and time; only a
+        # control record (SnapshotHeader) can change them inside a batch
+        stamp = self._snapshot if in_snapshot and not batch.is_control else None
+        if stamp is not None and stamp[0] is None:
+            stamp = None
         for rec in batch.records:
             if in_snapshot:
-                # a snapshot's records are stamped with its last offset and time
-                stamp = self._snapshot
-                if stamp[0] is not None:
-                    rec.offset, rec.timestamp = stamp[0], stamp[1] or rec.timestamp
+                if stamp is not None:
+                    rec.offset = stamp[0]
+                    if stamp[1]:
+                        rec.timestamp = stamp[1]
+                elif self._snapshot[0] is not None:
+                    rec.offset, rec.timestamp = self._snapshot[0], self._snapshot[1] or rec.timestamp
             else:
                 if rec.offset < self._skip_before:
                     # covered by the snapshot; but a snapshot holds no leader, so the
@@ -140,18 +148,24 @@ class ReplayEngine:
                 b = rec._body
                 if rec._end - b >= 20:
                     pid, raw = _PARTITION_KEY(rec._buf, b)
-                    tid = topic_ids.get(raw)
-                    if tid is None:
-                        tid = topic_ids[raw] = uuid_to_str(raw)
-                    t = topics.get(tid)
-                    if t is not None:
-                        recs = t.partition_records.get(pid)
+                    if raw == last_raw:   # a topic's partitions usually come together
+                        partitions = last_partitions
+                    else:
+                        tid = topic_ids.get(raw)
+                        if tid is None:
+                            tid = topic_ids[raw] = uuid_to_str(raw)
+                        t = topics.get(tid)
+                        partitions = t.partition_records if t is not None else None
+                        last_raw, last_partitions = raw, partitions
+                    if partitions is not None:
+                        recs = partitions.get(pid)
                         if recs is None:
-                            t.partition_records[pid] = [rec]
+                            partitions[pid] = [rec]
                         else:
                             recs.append(rec)
                         added += 1
                         continue
+            last_raw = None   # the general path may create or remove topics
             self.apply(rec, h)
         self._count_partition_records(added)
         if not in_snapshot and batch.records:
