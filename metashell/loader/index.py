@@ -346,14 +346,13 @@ def index_file(path, *, skip_damage: bool = False, verify_crc: bool = True) -> I
     idx.summary = summary = FileSummary(str(idx.path), len(buf))
     scanner = BatchScanner(buf, idx.path, verify_crc=verify_crc, skip=skip_damage)
     maps: dict[str, dict] = {"topic": {}, "broker": {}, "controller": {}, "config": {}, "acl": {}}
-    view = memoryview(buf)  # indexing a memoryview is the cheapest way to read one byte
     dropper = _PageDropper(buf)
     try:
         for h in scanner:
             first = len(idx.offsets)
             start = h.position + HEADER_SIZE
             end = h.position + LOG_OVERHEAD + h.length
-            data, dview = buf, view
+            data = buf
             try:
                 if h.attributes & ATTR_CODEC:
                     try:
@@ -361,13 +360,12 @@ def index_file(path, *, skip_damage: bool = False, verify_crc: bool = True) -> I
                     except ValueError as e:
                         raise CorruptDataError(idx.path, h.position, f"a valid compressed payload ({e})",
                                                h.base_offset) from None
-                    dview = memoryview(data)
                     start, end = 0, len(data)
                 try:
                     if h.attributes & ATTR_CONTROL:
-                        _scan_control_batch(idx, h, data, dview, start, end)
+                        _scan_control_batch(idx, h, data, start, end)
                     else:
-                        _scan_data_batch(idx, h, data, dview, start, end, maps)
+                        _scan_data_batch(idx, h, data, start, end, maps)
                 except (IndexError, RecordDecodeError, UnicodeDecodeError, struct.error, OverflowError) as e:
                     raise CorruptDataError(idx.path, h.position,
                                            f"well-formed records in the batch ({_why(e)})",
@@ -383,7 +381,6 @@ def index_file(path, *, skip_damage: bool = False, verify_crc: bool = True) -> I
             idx.batch_attributes.append(h.attributes)
             dropper.done_up_to(h.position + LOG_OVERHEAD + h.length)
     finally:
-        view.release()
         summary.end_reason = scanner.end_reason or "end"
         summary.end_position = scanner.end_position
         summary.problems = scanner.problems
@@ -417,7 +414,7 @@ class _PageDropper:
         self.dropped = stop
 
 
-def _scan_data_batch(idx: Index, h: BatchHeader, data, buf, pos: int, end: int, maps: dict) -> None:
+def _scan_data_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int, maps: dict) -> None:
     """Append the records of one data batch to the index columns: the hot loop.
 
     The first 12 bytes of a record (its framing and the value's frame
@@ -429,7 +426,6 @@ def _scan_data_batch(idx: Index, h: BatchHeader, data, buf, pos: int, end: int, 
     field by field as strictly as the reader does. For the common types the
     entity key is then looked up by its raw bytes (``maps``: raw bytes ->
     entity id), so a key is decoded only the first time it is seen.
-    ``buf`` is a memoryview of ``data``.
     """
     payload = pos
     base = h.base_offset
@@ -443,10 +439,10 @@ def _scan_data_batch(idx: Index, h: BatchHeader, data, buf, pos: int, end: int, 
     prefix = _PREFIX
     zigzag1, zigzag2 = _ZIGZAG1, _ZIGZAG2
     last_raw = last_topic = None
-    safe = min(end, len(data)) - 12   # a 12-byte prefix can be read from here on
+    safe = min(end, len(buf)) - 12   # a 12-byte prefix can be read from here on
     for _ in range(h.count):
         rstart = pos
-        t = prefix(data, pos) if pos <= safe else None
+        t = prefix(buf, pos) if pos <= safe else None
         # t: length (1-2 bytes), attributes, timestampDelta 0 (1 byte), offsetDelta
         # (1-2), null key, value length (1-2), then the value's frame, apiKey, version
         if t is not None and t[0] < 0x80:
@@ -504,7 +500,7 @@ def _scan_data_batch(idx: Index, h: BatchHeader, data, buf, pos: int, end: int, 
             body = v + 3
             if api == 3 or api == 5:       # PartitionRecord / PartitionChangeRecord
                 if vlen >= 23:
-                    pid, raw = partition_key(data, body)
+                    pid, raw = partition_key(buf, body)
                     if raw == last_raw:    # a topic's partitions come one after another
                         e = last_topic
                     else:
@@ -524,11 +520,11 @@ def _scan_data_batch(idx: Index, h: BatchHeader, data, buf, pos: int, end: int, 
             elif api == 2:                 # TopicRecord: compact string name, then uuid
                 n = buf[body]
                 if 0 < n < 0x80 and vlen >= n + 20:
-                    raw = data[body + n:body + n + 16]
+                    raw = buf[body + n:body + n + 16]
                     e = topics.get(raw)
                     if e is None:
                         e = topics[raw] = idx._key_id(("topic", _uuid_text(raw)))
-                    idx.topic_names[idx.entity_keys[e][1]] = str(data[body + 1:body + n], "utf-8",
+                    idx.topic_names[idx.entity_keys[e][1]] = str(buf[body + 1:body + n], "utf-8",
                                                                  "replace")
                     types.append(2)
                     entities.append(e)
@@ -537,7 +533,7 @@ def _scan_data_batch(idx: Index, h: BatchHeader, data, buf, pos: int, end: int, 
             elif api == 4:                 # ConfigRecord: int8 type, compact string name
                 n = buf[body + 1]
                 if 0 < n < 0x80 and vlen >= n + 5:
-                    raw = data[body:body + 1 + n]
+                    raw = buf[body:body + 1 + n]
                     e = configs.get(raw)
                     if e is None:
                         rtype = raw[0] - 256 if raw[0] > 127 else raw[0]
@@ -549,7 +545,7 @@ def _scan_data_batch(idx: Index, h: BatchHeader, data, buf, pos: int, end: int, 
                     continue
             elif api in _BROKER_IDS or api == 27:   # int32 broker / controller id first
                 if vlen >= 8:
-                    raw = data[body:body + 4]
+                    raw = buf[body:body + 4]
                     m = brokers if api != 27 else maps["controller"]
                     e = m.get(raw)
                     if e is None:
@@ -561,7 +557,7 @@ def _scan_data_batch(idx: Index, h: BatchHeader, data, buf, pos: int, end: int, 
                     continue
             elif api == 9 or api == 18 or api == 19:   # RemoveTopic, ACLs: uuid first
                 if vlen >= 20:
-                    raw = data[body:body + 16]
+                    raw = buf[body:body + 16]
                     m = topics if api == 9 else maps["acl"]
                     e = m.get(raw)
                     if e is None:
@@ -633,7 +629,7 @@ def _frame(buf, pos: int, end: int, payload: int) -> tuple[int, int, int, int, i
     return length, rend, delta, kstart, klen, v, vlen
 
 
-def _scan_control_batch(idx: Index, h: BatchHeader, data, buf, pos: int, end: int) -> None:
+def _scan_control_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int) -> None:
     """The records of a control batch (a handful per file): type from the key."""
     payload = pos
     first = len(idx.offsets)
@@ -649,7 +645,7 @@ def _scan_control_batch(idx: Index, h: BatchHeader, data, buf, pos: int, end: in
             entities.append(-1)
             idx.unknown[i] = "control record key shorter than 4 bytes"
             continue
-        version, ctype = _CONTROL_KEY(data, kstart)
+        version, ctype = _CONTROL_KEY(buf, kstart)
         types.append(ctype)
         if version < 0:
             idx.unknown[i] = "negative control key version"
