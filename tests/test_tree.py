@@ -1,0 +1,143 @@
+"""The contract's tree (spec section 3) over a replayed image: its shape,
+sorting, values, redaction, and that every listed child resolves."""
+
+from __future__ import annotations
+
+from metashell.fs.tree import REDACTED, build_root
+from metashell.fs.walk import walk
+from metashell.loader.writer import record
+from metashell.replay.image import Image
+from test_replay_support import (Log, broker, cat, change, config, feature, leaves, load, ls, node,
+                                 partition, topic, uid)
+
+T1, T2 = uid(1), uid(2)
+TOP = ["acls", "brokers", "clientQuotas", "configs", "controllers", "delegationTokens", "features",
+       "local", "metadataQuorum", "producerIds", "scram", "topicIds", "topics"]
+
+
+def rich_cluster():
+    """One of everything."""
+    return [
+        feature("metadata.version", 27), feature("group.version", 1),
+        record("RegisterControllerRecord", controllerId=3000, incarnationId=uid(500),
+               zkMigrationReady=False, endPoints=[], features=[]),
+        broker(1, fenced=False), broker(2, fenced=False), broker(10),
+        topic("foo", T1), partition(T1, 0), partition(T1, 1), partition(T1, 10),
+        topic("bar", T2), partition(T2, 0, [2]),
+        change(T1, 0, leader=2),
+        config(2, "foo", "retention.ms", "1000"), config(4, "", "ssl.keystore.password", "pw"),
+        config(4, "1", "log.retention.hours", "1"), config(4, "10", "x", "y"),
+        config(4, "2", "x", "y"),
+        record("ClientQuotaRecord", entity=[{"entityType": "user", "entityName": None}],
+               key="consumer_byte_rate", value=5.0, remove=False),
+        record("AccessControlEntryRecord", id=uid(900), resourceType=4, resourceName="kafka-cluster",
+               patternType=3, principal="User:admin", host="*", operation=2, permissionType=3),
+        record("UserScramCredentialRecord", name="alice", mechanism=2, salt=b"s", storedKey=b"k",
+               serverKey=b"v", iterations=8192),
+        record("DelegationTokenRecord", owner="User:alice", requester="User:alice", renewers=[],
+               issueTimestamp=1, maxTimestamp=3, expirationTimestamp=2, tokenId="tok"),
+        record("ProducerIdsRecord", brokerId=1, brokerEpoch=10, nextProducerId=7000),
+    ]
+
+
+class TestShape:
+    def test_top_level(self, tmp_path):
+        s = load(tmp_path, *rich_cluster())
+        assert s.root.children() == TOP
+        assert all(s.root.child(n).is_dir for n in TOP)
+
+    def test_every_listed_child_resolves(self, tmp_path):
+        s = load(tmp_path, *rich_cluster())
+        missing = []
+
+        def visit(n, path):
+            for name in n.children():
+                c = n.child(name)
+                if c is None:
+                    missing.append(f"{path}/{name}")
+                elif c.is_dir:
+                    visit(c, f"{path}/{name}")
+        visit(s.root, "")
+        assert missing == []
+        assert len(list(walk(s.root, "/"))) > 60
+
+    def test_unknown_names_are_none(self, tmp_path):
+        s = load(tmp_path, *rich_cluster())
+        for path in ("/nope", "/brokers/3", "/brokers/x", "/topics/baz", "/topics/foo/2",
+                     "/topics/foo/x", "/topics/foo/0/nope", f"/topicIds/{uid(77)}", "/configs/group",
+                     "/configs/topic/bar", "/clientQuotas/client-id", "/acls/nope",
+                     "/scram/SCRAM-SHA-1", "/delegationTokens/nope", "/features/nope"):
+            assert node(s.root, path) is None, path
+
+    def test_topics_and_topic_ids_show_the_same(self, tmp_path):
+        s = load(tmp_path, *rich_cluster())
+        by_name = leaves(s.root, ["topics"])
+        by_id = leaves(s.root, ["topicIds"])
+        assert {k.replace("/topics/foo", "/topicIds/" + T1).replace("/topics/bar", "/topicIds/" + T2): v
+                for k, v in by_name.items()} == by_id
+
+    def test_sorting(self, tmp_path):
+        s = load(tmp_path, *rich_cluster())
+        assert ls(s.root, "/brokers") == ["1", "2", "10"]                  # numeric
+        assert ls(s.root, "/topics/foo") == ["0", "1", "10", "id", "name"]  # partitions first
+        assert ls(s.root, "/topics") == ["bar", "foo"]
+        assert ls(s.root, "/configs/broker") == ["1", "10", "2", "<default>"]   # not all numbers
+        assert ls(s.root, "/features") == ["group.version", "metadata.version"]
+
+    def test_values(self, tmp_path):
+        s = load(tmp_path, *rich_cluster())
+        assert cat(s.root, "/brokers/1/isFenced") is False
+        assert cat(s.root, "/brokers/10/isFenced") is True
+        assert cat(s.root, "/brokers/1/registeredAt") == "2023-11-14T22:13:23.000Z"   # 4th batch
+        assert cat(s.root, "/controllers/3000/registration")["controllerId"] == 3000
+        assert cat(s.root, "/topics/foo/0/data")["leader"] == 2
+        assert cat(s.root, "/clientQuotas/user/<default>/consumer_byte_rate") == 5.0
+        assert cat(s.root, f"/acls/{uid(900)}")["resourceType"] == "CLUSTER"
+        assert cat(s.root, f"/acls/{uid(900)}")["operation"] == "ALL"
+        assert cat(s.root, "/scram/SCRAM-SHA-512/alice")["salt"] == REDACTED
+        assert cat(s.root, "/delegationTokens/tok")["owner"] == "User:alice"
+        assert cat(s.root, "/producerIds/nextProducerId") == 7000
+        assert cat(s.root, "/configs/broker/<default>/ssl.keystore.password") == REDACTED
+        assert cat(s.root, "/features/metadata.version") == 27
+
+    def test_show_secrets_changes_only_secrets(self, tmp_path):
+        hidden = leaves(load(tmp_path, *rich_cluster()).root)
+        shown = leaves(load(tmp_path / "b", *rich_cluster(), show_secrets=True).root)
+        differ = sorted(k for k in hidden if hidden[k] != shown.get(k) and not k.startswith("/local"))
+        assert differ == ["/configs/broker/<default>/ssl.keystore.password",
+                          "/scram/SCRAM-SHA-512/alice"]
+        assert shown["/configs/broker/<default>/ssl.keystore.password"] == "pw"
+
+
+class TestEmpty:
+    def test_an_empty_image(self):
+        root = build_root(Image())
+        assert root.children() == TOP
+        for name in ("acls", "brokers", "clientQuotas", "configs", "controllers", "delegationTokens",
+                     "features", "topicIds", "topics"):
+            assert ls(root, "/" + name) == [], name
+        assert ls(root, "/scram") == ["SCRAM-SHA-256", "SCRAM-SHA-512"]
+        assert ls(root, "/scram/SCRAM-SHA-256") == []
+        assert cat(root, "/producerIds/nextProducerId") == -1
+        assert cat(root, "/metadataQuorum/leaderId") == -1
+        assert cat(root, "/metadataQuorum/offset") == -1
+        assert cat(root, "/metadataQuorum/time") is None
+        assert root.last_change() is None
+
+    def test_an_empty_log(self, tmp_path):
+        path = tmp_path / "00000000000000000000.log"
+        path.write_bytes(b"")
+        from metashell.session import open_session
+        s = open_session(path)
+        assert ls(s.root, "/topics") == []
+
+
+class TestLeafChanges:
+    def test_quorum_and_root(self, tmp_path):
+        log = Log()
+        log.leader(1, epoch=3)
+        log.add(topic("foo", T1))
+        from metashell.session import open_session
+        s = open_session(log.write(tmp_path))
+        assert node(s.root, "/metadataQuorum/leaderId").last_change()[0] == 0
+        assert s.root.last_change()[0] == 1
