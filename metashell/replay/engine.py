@@ -462,27 +462,33 @@ class ReplayEngine:
             if d is None:   # now marked undecodable: reported once, skipped from now on
                 self._problem(rec.offset, f"undecodable {rec.name} v{rec.version}: {rec.error}")
                 continue
+            dirs = d.get("directories")
+            if dirs and len(dirs) != len(d["replicas"]):   # Kafka rejects it: skipped
+                self._report_once(rec, f"PartitionRecord: {len(dirs)} directories for "
+                                       f"{len(d['replicas'])} replicas")
+                continue
             state = _partition_from_record(d, rec)
             start = i + 1
             break
         for rec in recs[start:]:
-            if rec.kind == UNDECODABLE:
+            name = rec.name
+            # every PartitionRecord was weighed by the backward scan above
+            if rec.kind == UNDECODABLE or name == "PartitionRecord":
                 continue
             d = rec.peek()
             if d is None:
                 self._problem(rec.offset, f"undecodable {rec.name} v{rec.version}: {rec.error}")
                 continue
-            name = rec.name
-            if name == "PartitionRecord":
-                state = _partition_from_record(d, rec)
-            elif state is None:
-                if name == "PartitionChangeRecord" and id(rec) not in self._reported:
-                    self._reported.add(id(rec))
-                    self._problem(rec.offset, f"PartitionChangeRecord: unable to find partition "
-                                              f"{d['topicId']}:{d['partitionId']}")
+            if state is None:
+                if name == "PartitionChangeRecord":
+                    self._report_once(rec, f"PartitionChangeRecord: unable to find partition "
+                                           f"{d['topicId']}:{d['partitionId']}")
                 continue
             elif name == "PartitionChangeRecord":
-                _merge_change(state, d)
+                error = _merge_change(state, d)
+                if error:   # Kafka rejects the change: the partition stays as it was
+                    self._report_once(rec, f"PartitionChangeRecord: {error}")
+                    continue
             elif name == "ClearElrRecord":
                 if not (state.elr or state.last_known_elr):
                     continue
@@ -490,6 +496,12 @@ class ReplayEngine:
                 state.partition_epoch += 1
             state.change = (rec.offset, rec.timestamp)
         return state
+
+    def _report_once(self, rec: Record, message: str) -> None:
+        """A problem found while folding, which happens on every look."""
+        if id(rec) not in self._reported:
+            self._reported.add(id(rec))
+            self._problem(rec.offset, message)
 
     # -- configs, quotas, features, producer ids -------------------------------------
 
@@ -645,11 +657,16 @@ def _partition_from_record(d: dict, rec: Record) -> PartitionState:
         change=(rec.offset, rec.timestamp))
 
 
-def _merge_change(s: PartitionState, d: dict) -> None:
-    if d["replicas"] is not None:
-        s.replicas = d["replicas"]
+def _merge_change(s: PartitionState, d: dict) -> str | None:
+    """Merge a PartitionChangeRecord (PartitionRegistration.merge); returns why
+    Kafka would reject it instead (nothing is changed then)."""
+    replicas = s.replicas if d["replicas"] is None else d["replicas"]
     dirs = d.get("directories")
-    s.directories = _default_to_migrating(s.directories if dirs is None else dirs, len(s.replicas))
+    directories = _default_to_migrating(s.directories if dirs is None else dirs, len(replicas))
+    if len(directories) != len(replicas):
+        return f"{len(directories)} directories for {len(replicas)} replicas"
+    s.replicas = replicas
+    s.directories = directories
     if d["isr"] is not None:
         s.isr = d["isr"]
     if d["removingReplicas"] is not None:
@@ -667,6 +684,7 @@ def _merge_change(s: PartitionState, d: dict) -> None:
     if d.get("lastKnownElr") is not None:
         s.last_known_elr = d["lastKnownElr"]
     s.partition_epoch += 1
+    return None
 
 
 def _default_to_migrating(dirs, n: int) -> list:
