@@ -332,6 +332,34 @@ class TestPartitionChange:
         s = load(tmp_path / "c", *self.base(directories=dirs))
         assert pdata(s, "foo", 0)["directories"] == dirs
 
+    def test_directories_that_do_not_fit_the_replicas_are_rejected(self, tmp_path):
+        # Kafka's PartitionRegistration refuses directories whose count differs from the
+        # replicas' (a replica change without directories while the old ones are real, or a
+        # record whose lists differ): the record fails to replay and is skipped
+        dirs = [uid(70), uid(71), uid(72)]
+        log = Log()
+        log.add(*self.base(directories=dirs))
+        bad1 = log.add(change(T1, 0, replicas=[1, 2, 3, 4], leader=4))
+        bad2 = log.add(change(T1, 0, replicas=[1, 2], directories=dirs))
+        log.add(change(T1, 0, isr=[1]))
+        s = session_of(tmp_path, log)
+        for _ in range(2):   # the same on every look, reported once
+            d = pdata(s, "foo", 0)
+            assert d["replicas"] == [1, 2, 3] and d["directories"] == dirs and d["isr"] == [1]
+            assert d["leader"] == 1 and d["leaderEpoch"] == 5 and d["partitionEpoch"] == 10
+        assert [p.offset for p in s.engine.problems] == [bad1, bad2]
+        assert "3 directories for 4 replicas" in problems(s)[0]
+
+    def test_a_partition_record_whose_directories_do_not_fit_is_skipped(self, tmp_path):
+        log = Log()
+        log.add(topic("foo", T1), partition(T1, 0, [1, 2], leaderEpoch=3))
+        bad = log.add(partition(T1, 0, [1, 2, 3], directories=[uid(70)]))
+        log.add(partition(T1, 1, [1, 2], directories=[uid(70)]))
+        s = session_of(tmp_path, log)
+        assert ls(s.root, "/topics/foo") == ["0", "id", "name"]
+        assert pdata(s, "foo", 0)["replicas"] == [1, 2]
+        assert sorted(p.offset for p in s.engine.problems) == [bad, bad + 1]
+
     def test_elr(self, tmp_path):
         s = load(tmp_path, *self.base(change(T1, 0, eligibleLeaderReplicas=[2, 3], lastKnownElr=[1])))
         d = pdata(s, "foo", 0)
