@@ -233,14 +233,14 @@ class _Gen:
     dict with one display at the end (in schema order); fixed-width runs are
     read with one precompiled ``struct`` call, strings and arrays inline with
     the one-byte varint case first, arrays of fixed-width elements with a
-    precompiled ``struct`` per small element count, and UUID text from the
-    memo in :mod:`primitives` before calling ``uuid_to_str``.
+    precompiled ``struct`` per small element count, and UUID text from a
+    memo (a dict whose ``__missing__`` converts, so a hit never runs Python).
     """
 
     def __init__(self, message: Message):
         self.message = message
         self.ns: dict[str, Any] = {
-            "_uv": P.read_uvarint, "_uuid": P.uuid_to_str, "_U": P._UUID_TEXT, "_E": RecordDecodeError,
+            "_uv": P.read_uvarint, "_UU": _UUIDS, "_UUget": _UUIDS.__getitem__, "_E": RecordDecodeError,
             "_unpack": struct.unpack_from, "_i16": P.INT16.unpack_from,
             "_i32": P.INT32.unpack_from, "_i8": P.INT8.unpack_from,
         }
@@ -296,7 +296,7 @@ class _Gen:
         for f in seq:
             if f.type == "uuid":
                 v = local[f.name]
-                L.append(f"    {v} = _U.get({v}) or _uuid({v})")
+                L.append(f"    {v} = _UU[{v}]")
         L.append(f"    pos += {size}")
         seq.clear()
 
@@ -317,7 +317,7 @@ class _Gen:
             fmt, size = _FIXED[t]
             st = self.const(struct.Struct(">" + fmt).unpack_from)
             if t == "uuid":
-                return [f"{target} = {st}(buf, pos)[0]", f"{target} = _U.get({target}) or _uuid({target})",
+                return [f"{target} = _UU[{st}(buf, pos)[0]]",
                         f"pos += {size}"]
             return [f"{target} = {st}(buf, pos)[0]", f"pos += {size}"]
         if t in ("string", "bytes"):
@@ -371,7 +371,7 @@ class _Gen:
             read = (f"({table}[n](buf, pos) if n < {_SMALL_ARRAY} "
                     f"else _unpack('>' + {many}, buf, pos))")
             if et == "uuid":
-                L += [f"    {target} = [_U.get(x) or _uuid(x) for x in {read}]"]
+                L += [f"    {target} = list(map(_UUget, {read}))"]
             else:
                 L += [f"    {target} = list({read})"]
             L += [f"    pos += {size} * n"]
@@ -416,6 +416,19 @@ class _Gen:
             L.extend("    " + line for line in unknown)
         return L
 
+
+class _UuidText(dict):
+    """16 raw bytes -> Kafka's UUID text, memoised (topic ids repeat once per
+    partition, directory ids once per replica)."""
+
+    def __missing__(self, raw: bytes) -> str:
+        if len(self) >= 1_000_000:
+            self.clear()
+        text = self[raw] = P.uuid_to_str(raw)
+        return text
+
+
+_UUIDS = _UuidText()
 
 # arrays of fixed-width elements up to this count use a precompiled struct
 _SMALL_ARRAY = 32
