@@ -85,7 +85,7 @@ from ..errors import CorruptDataError, RecordDecodeError
 from . import catalog, enums
 from .batch import ATTR_CODEC, ATTR_CONTROL, HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, BatchScanner
 from .compression import decompress
-from .primitives import read_varint, read_varlong
+from .primitives import ZIGZAG1 as _ZIGZAG1, ZIGZAG2 as _ZIGZAG2, read_varint, read_varlong
 from .reader import FileReader, FileSummary, _headers, _map, _why
 from .records import decode_value
 
@@ -109,16 +109,6 @@ _MAX_VERSION = [-1] * 256
 for _k, _m in catalog.METADATA.items():
     _MAX_VERSION[_k] = _m.valid_range.hi if _m.valid_range.hi is not None else 32767
 del _k, _m
-
-
-def _zigzag(u: int) -> int:
-    return (u >> 1) ^ -(u & 1)
-
-
-# zigzag varints of one byte: _ZIGZAG1[b]; of two bytes: _ZIGZAG2[b0][b1]
-_ZIGZAG1 = [_zigzag(b) for b in range(0x80)]
-_ZIGZAG2 = [None] * 0x80 + [[_zigzag((b0 & 0x7F) | (b1 << 7)) for b1 in range(0x80)]
-                            for b0 in range(0x80, 0x100)]
 
 
 def _uuid_text(raw: bytes) -> str:

@@ -74,6 +74,19 @@ def read_varlong(buf, pos: int) -> tuple[int, int]:
     return (value >> 1) ^ -(value & 1), pos
 
 
+def _zigzag(u: int) -> int:
+    return (u >> 1) ^ -(u & 1)
+
+
+# Zigzag varints decoded by table lookup, for hot loops (CPython does not
+# specialise &, |, ^ or shifts; a list index is cheap): a one-byte varint b
+# is ZIGZAG1[b] (b < 0x80), a two-byte one b0 b1 is ZIGZAG2[b0][b1]
+# (b0 >= 0x80, b1 < 0x80).
+ZIGZAG1 = [_zigzag(b) for b in range(0x80)]
+ZIGZAG2 = [None] * 0x80 + [[_zigzag((b0 & 0x7F) | (b1 << 7)) for b1 in range(0x80)]
+                           for b0 in range(0x80, 0x100)]
+
+
 def write_uvarint(out: bytearray, value: int) -> None:
     value &= 0xFFFFFFFF
     while value >= 0x80:
