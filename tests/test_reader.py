@@ -455,3 +455,17 @@ def test_valid_fuzz_seed_reads_cleanly():
         path.write_bytes(VALID)
         recs = records(path)
         assert all(r.kind != "undecodable" for r in recs) and len(recs) == 13
+
+
+def test_big_records_with_long_varints(tmp_path):
+    """Records over 8 KiB have three-byte lengths: the general path reads them."""
+    big = "v" * 20_000
+    outs = [record("ConfigRecord", resourceType=2, resourceName="t", name="big", value=big),
+            record("NoOpRecord"),
+            record("ConfigRecord", resourceType=2, resourceName="t", name="big2", value=big * 2)]
+    for lazy in (False, True):
+        path = write(tmp_path, batch(outs, 7) + batch(outs[::-1], 10))
+        recs = records(path, lazy=lazy)
+        assert [r.offset for r in recs] == [7, 8, 9, 10, 11, 12]
+        assert [r.data["value"] for r in recs if r.name == "ConfigRecord"] == [big, big * 2, big * 2, big]
+        assert list(index_file(path).offsets) == [7, 8, 9, 10, 11, 12]

@@ -14,6 +14,8 @@ without decoding them. A body that matches no layout turns the record into
 
 from __future__ import annotations
 
+import struct
+
 from ..errors import RecordDecodeError
 from . import catalog
 from .primitives import read_uvarint, write_uvarint
@@ -169,9 +171,10 @@ def decode_value(value: bytes) -> Record:
     return rec
 
 
-# (frame << 16 | apiKey << 8 | version) -> catalog message, for the one-byte
-# frame headers every real record has; filled by resolve_metadata's successes
-_RESOLVED: dict[int, object] = {}
+# (frame, apiKey, version) -> (catalog message, its compiled decoder), for the
+# one-byte frame headers every real record has; filled by resolve_metadata's successes
+RESOLVED: dict[tuple, tuple] = {}
+_RESOLVED = RESOLVED
 
 
 def fill_metadata(rec: Record, buf, vstart: int, vend: int, lazy: bool) -> None:
@@ -184,11 +187,23 @@ def fill_metadata(rec: Record, buf, vstart: int, vend: int, lazy: bool) -> None:
         api_key = buf[vstart + 1]
         version = buf[vstart + 2]
         if frame < 0x80 and api_key < 0x80 and version < 0x80:
-            spec = _RESOLVED.get((frame << 16) | (api_key << 8) | version)
-            if spec is not None:
+            hit = _RESOLVED.get((frame, api_key, version))
+            if hit is not None:
+                spec, decoder = hit
                 rec.frame, rec.api_key, rec.version = frame, api_key, version
                 rec.name = spec.name
                 rec._spec = spec
+                if not lazy:
+                    # the compiled decoder straight away; anything unusual (a body
+                    # that does not fit, a superseded layout) takes the full path
+                    try:
+                        data, end = decoder(buf, vstart + 3, vend)
+                        if end == vend:
+                            rec._data = data
+                            return
+                    except (RecordDecodeError, IndexError, struct.error, UnicodeDecodeError,
+                            ValueError, OverflowError):
+                        pass
                 rec._buf = buf
                 rec._body = vstart + 3
                 rec._end = vend
@@ -210,7 +225,7 @@ def fill_metadata(rec: Record, buf, vstart: int, vend: int, lazy: bool) -> None:
         rec.make_undecodable(reason)
         return
     if frame < 0x80 and api_key < 0x80 and version < 0x80:
-        _RESOLVED[(frame << 16) | (api_key << 8) | version] = spec
+        _RESOLVED[(frame, api_key, version)] = (spec, spec.decoder(version))
     rec.name = spec.name
     rec._spec = spec
     rec._buf = buf
