@@ -203,14 +203,15 @@ class FileReader:
                             hit = resolved.get((t[k], t[k + 1], t[k + 2])) if vlen >= 3 else None
                             if hit is not None:
                                 spec, decoder = hit
+                                # the value on its own: positions inside it are small
+                                # ints, which CPython adds without allocating
                                 vstart = pos + k
-                                vend = vstart + vlen
                                 try:
-                                    data, p = decoder(buf, vstart + 3, vend)
+                                    data, p = decoder(buf[vstart:vstart + vlen], 3, vlen)
                                 except (RecordDecodeError, IndexError, struct.error, UnicodeDecodeError,
                                         ValueError, OverflowError):
                                     p = -1
-                                if p == vend:
+                                if p == vlen:
                                     rec = Record(base + offset_delta, base_ts + ts_delta, epoch, METADATA,
                                                  spec.name, t[k + 1], t[k + 2], data, bpos)
                                     rec._spec = spec

@@ -343,7 +343,8 @@ class _Gen:
 
     def read_var(self, t: str, flexible: bool, nullable: bool, where: str, target: str,
                  end: str) -> list[str]:
-        """A string or bytes value, inline."""
+        """A string or bytes value, inline; flexible versions try the common
+        one-byte length first."""
         L = self.read_length(flexible, t == "bytes")
         null = f"{target} = None" if nullable else f"raise _E('non-nullable {t} {where} is null')"
         value = "str(buf[pos:stop], 'utf-8')" if t == "string" else "bytes(buf[pos:stop])"
@@ -353,10 +354,44 @@ class _Gen:
               f"        raise _E('{t} {where} of ' + str(n) + ' bytes runs past the end')",
               f"    {target} = {value}",
               "    pos = stop"]
-        return L
+        if not flexible:
+            return L
+        quick = "str(buf[pos + 1:stop], 'utf-8')" if t == "string" else "bytes(buf[pos + 1:stop])"
+        return ["n = buf[pos]",
+                "if 0 < n < 0x80:",        # length n - 1, in one byte
+                "    stop = pos + n",
+                f"    if stop > {end}:",
+                f"        raise _E('{t} {where} of ' + str(n - 1) + ' bytes runs past the end')",
+                f"    {target} = {quick}",
+                "    pos = stop",
+                "else:"] + ["    " + line for line in L]
 
     def read_array(self, f: Field, version: int, flexible: bool, nullable: bool,
                    target: str, where: str, end: str) -> list[str]:
+        L = self.read_array_general(f, version, flexible, nullable, target, where, end)
+        et = f.element_type
+        if not flexible or et not in _FIXED:
+            return L
+        # the common case first: a one-byte count of 0 .. _SMALL_ARRAY - 2 elements
+        fmt, size = _FIXED[et]
+        table = self.const(_counted_unpackers(fmt))
+        skip = self.const([1 + size * (n - 1) if n else 0 for n in range(_SMALL_ARRAY)])
+        read = f"{table}[n](buf, pos + 1)"
+        value = f"list(map(_UUget, {read}))" if et == "uuid" else f"list({read})"
+        return ["n = buf[pos]",
+                f"if 1 < n < {_SMALL_ARRAY}:",
+                f"    stop = pos + {skip}[n]",
+                f"    if stop > {end}:",
+                f"        raise _E('array {where} claims ' + str(n - 1) + ' elements, more than the bytes left')",
+                f"    {target} = {value}",
+                "    pos = stop",
+                "elif n == 1:",
+                f"    {target} = []",
+                "    pos += 1",
+                "else:"] + ["    " + line for line in L]
+
+    def read_array_general(self, f: Field, version: int, flexible: bool, nullable: bool,
+                           target: str, where: str, end: str) -> list[str]:
         L = self.read_length(flexible, True)
         null = f"{target} = None" if nullable else f"raise _E('non-nullable array {where} is null')"
         L += ["if n < 0:", f"    {null}", f"elif n > {end} - pos:",
@@ -387,6 +422,12 @@ class _Gen:
 
     def tagged_section(self, fields: tuple[Field, ...], version: int, label: str,
                        local: dict) -> list[str]:
+        """The tagged-field section; an empty one (a single 0 byte) first."""
+        general = self.tagged_section_general(fields, version, label, local)
+        return ["if buf[pos] == 0:", "    pos += 1", "else:"] + ["    " + line for line in general]
+
+    def tagged_section_general(self, fields: tuple[Field, ...], version: int, label: str,
+                               local: dict) -> list[str]:
         tagged = [f for f in fields if version in f.versions_range and version in f.tagged_range]
         L = ["n = buf[pos]", "if n < 0x80:", "    pos += 1", "else:", "    n, pos = _uv(buf, pos)",
              "for _ in range(n):",
@@ -433,6 +474,12 @@ _UUIDS = _UuidText()
 # arrays of fixed-width elements up to this count use a precompiled struct
 _SMALL_ARRAY = 32
 _ARRAY_UNPACKERS: dict[str, list] = {}
+
+
+def _counted_unpackers(fmt: str) -> list:
+    """``table[n](buf, pos)`` unpacks ``n - 1`` elements (``n`` is a compact
+    array's count byte); ``table[0]`` is unused."""
+    return [None] + _array_unpackers(fmt)[:_SMALL_ARRAY - 1]
 
 
 def _array_unpackers(fmt: str) -> list:
