@@ -175,7 +175,6 @@ class Index:
         self.saw_frame0 = False
         self._key_ids: dict[tuple, int] = {}
         self._groups: dict | None = None
-        self._buf = None
         self._reader: FileReader | None = None
         self._payload_cache: tuple[int, bytes] | None = None
 
@@ -332,7 +331,6 @@ def index_file(path, *, skip_damage: bool = False, verify_crc: bool = True) -> I
     """
     idx = Index(path)
     buf = _map(idx.path)
-    idx._buf = buf
     idx.summary = summary = FileSummary(str(idx.path), len(buf))
     scanner = BatchScanner(buf, idx.path, verify_crc=verify_crc, skip=skip_damage)
     maps: dict[str, dict] = {"topic": {}, "broker": {}, "controller": {}, "config": {}, "acl": {}}
