@@ -105,7 +105,8 @@ def test_18_6_bootstrap_checkpoint_structure():
     # batch 0: base 0, length 71, epoch 0, magic 2, control
     b0 = HEADER.unpack_from(data, 0)
     assert b0[:4] == (0, 71, 0, 2) and b0[5] == 0x20 and b0[7:9] == (T0, T0) and b0[12] == 1
-    assert data[61:61 + 22] == h("2a 00 00 00 08 00 00 00 03 16 00 00 00 00 00 00 00 00 00 00 00 00")[:22]
+    # record: length 21, attributes, deltas, key (0, 3), value: Version 0, LastContained.. 0, tags
+    assert data[61:83] == h("2a 00 00 00 08 00 00 00 03 16  00 00  00 00 00 00 00 00 00 00  00  00")
     # batch 1 at byte 83: base 1, length 79, data batch with FeatureLevelRecord metadata.version=19
     b1 = HEADER.unpack_from(data, 83)
     assert b1[:4] == (1, 79, 0, 2) and b1[5] == 0 and b1[7] == T1 and b1[12] == 1
