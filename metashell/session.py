@@ -95,8 +95,7 @@ def entity_records(image, parts: list[str]) -> list | None:
         if len(rest) >= 2 and rest[1] not in ("id", "name"):
             if t is None or not rest[1].lstrip("-").isdigit():
                 return None
-            recs = t.partition_records.get(int(rest[1]))
-            return list(recs) if recs is not None else None
+            return t.partition_history(int(rest[1]))
         return h.get(("topic", tid))
     if head == "brokers" and rest and rest[0].isdigit():
         return h.get(("broker", int(rest[0])))
@@ -250,8 +249,8 @@ class _Loader:
         self.progress = progress
         self.next_report = 0
 
-    def _batches(self, path: Path, warnings: list[str], strict: bool = False):
-        reader = FileReader(path, skip_damage=True, lazy=True)
+    def _batches(self, engine: ReplayEngine, path: Path, warnings: list[str], strict: bool = False):
+        reader = engine.store.open(path, skip_damage=True, lazy=True)
         read = 0
         progress = self.progress
         for batch in reader:
@@ -280,12 +279,12 @@ class _Loader:
         engine.source = snap.path.name
         engine.begin_snapshot(None if snap.bootstrap else snap.end_offset, None,
                               -1 if snap.epoch is None else snap.epoch)
-        for batch in self._batches(snap.path, warnings, strict):
+        for batch in self._batches(engine, snap.path, warnings, strict):
             engine.apply_batch(batch)
         engine.end_snapshot()
 
     def segment(self, engine: ReplayEngine, path: Path, warnings: list[str]) -> None:
         engine.source = path.name
-        for batch in self._batches(path, warnings):
+        for batch in self._batches(engine, path, warnings):
             if not engine.apply_batch(batch):
                 break

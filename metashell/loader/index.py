@@ -74,7 +74,6 @@ indexes into 58 MiB, at about a million records per second (``bench/decode.py``)
 from __future__ import annotations
 
 import base64
-import dataclasses
 import mmap
 import struct
 from array import array
@@ -281,30 +280,22 @@ class Index:
         """Decode record ``i`` (a :class:`~metashell.loader.records.Record`),
         reading only its batch header and its own bytes."""
         if self._reader is None:
-            self._reader = FileReader(self.path, lazy=lazy)
+            self._reader = FileReader(self.path)
             self._reader._saw_frame0 = self.saw_frame0
         reader = self._reader
-        reader.lazy = lazy
         b = self.batch_of(i)
         bpos = self.batch_positions[b]
         h = BatchHeader(*HEADER.unpack_from(reader.buf, bpos), bpos)
         start = bpos + HEADER_SIZE
+        end = bpos + LOG_OVERHEAD + h.length
         if h.codec:
             cached = self._payload_cache
             if cached is None or cached[0] != b:
-                end = bpos + LOG_OVERHEAD + h.length
                 cached = self._payload_cache = (b, decompress(h.codec, bytes(reader.buf[start:end])))
-            buf, start = cached[1], 0
+            buf, start, end = cached[1], 0, len(cached[1])
         else:
             buf = reader.buf
-        pos = start + self.positions[i]
-        length, p = read_varint(buf, pos)
-        one = dataclasses.replace(h, count=1)
-        try:   # the reader's own record parser, on this one record
-            return reader._parse(one, buf, pos, p + length)[0]
-        except (IndexError, RecordDecodeError, UnicodeDecodeError) as e:
-            raise CorruptDataError(self.path, bpos, f"well-formed records in the batch ({_why(e)})",
-                                   self.offsets[i]) from None
+        return reader.record_at(h, buf, start, start + self.positions[i], end, lazy=lazy)
 
     # -- building --------------------------------------------------------------------
 

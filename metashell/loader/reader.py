@@ -13,6 +13,7 @@ import gc
 import mmap
 import os
 import struct
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,15 +22,22 @@ from . import catalog
 from .batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, BatchScanner
 from .compression import decompress
 from .primitives import INT16, ZIGZAG1, ZIGZAG2, read_varint, read_varlong
-from .records import CONTROL, METADATA, RESOLVED, UNDECODABLE, Record, fill_metadata
+from .records import CONTROL, METADATA, RESOLVED, Record, fill_metadata
 
 
 @dataclass(slots=True)
 class Batch:
-    """A batch header and its records."""
+    """A batch header and its records.
+
+    From a reader opened with ``defer`` (see :class:`FileReader`), ``records``
+    may also hold *deferred partition records*: tuples ``(ref, apiKey,
+    partitionId, raw 16-byte topic id)``, where ``ref`` names the record in
+    its :class:`~metashell.loader.store.RecordStore`.
+    """
 
     header: BatchHeader
-    records: list[Record]
+    records: list
+    file_no: int = -1   # the reader's number in its RecordStore, -1 if none
 
     @property
     def is_control(self) -> bool:
@@ -86,22 +94,34 @@ class FileReader:
     bodies only when ``record.data`` is used. ``frame_hint``: the frame
     version of the file's data records, when known, to pick the 2.8
     LeaderChangeMessage layout.
+
+    ``defer``: the reader's number in a
+    :class:`~metashell.loader.store.RecordStore` (which passes it). The
+    PartitionRecords and PartitionChangeRecords of data batches are then
+    not made into :class:`Record` objects at all: each becomes a small
+    tuple (see :class:`Batch`) whose ``ref`` the store turns back into a
+    record when it is needed. A million-partition snapshot loads without a
+    million objects; ``batch_positions`` lists where each batch starts, for
+    the store.
     """
 
     def __init__(self, path, *, verify_crc: bool = True, skip_damage: bool = False,
-                 lazy: bool = False):
+                 lazy: bool = False, defer: int | None = None):
         self.path = Path(path)
         self.verify_crc = verify_crc
         self.skip_damage = skip_damage
         self.lazy = lazy
+        self.defer = defer
         self.buf = _map(self.path)
         self.summary = FileSummary(str(self.path), len(self.buf))
+        self.batch_positions = array("q")
         self._saw_frame0 = False
 
     def __iter__(self):
         scanner = BatchScanner(self.buf, self.path, verify_crc=self.verify_crc,
                                skip=self.skip_damage)
         try:
+            file_no = -1 if self.defer is None else self.defer
             for header in scanner:
                 try:
                     records = self._records(header)
@@ -110,7 +130,7 @@ class FileReader:
                         raise
                     scanner.problems.append(err)
                     continue
-                yield Batch(header, records)
+                yield Batch(header, records, file_no)
         finally:
             self.summary.end_reason = scanner.end_reason or "end"
             self.summary.end_position = scanner.end_position
@@ -118,10 +138,17 @@ class FileReader:
 
     # -- records of one batch ------------------------------------------------------
 
-    def _records(self, h: BatchHeader) -> list[Record]:
+    def _records(self, h: BatchHeader) -> list:
         buf = self.buf
         pos = h.position + HEADER_SIZE
         end = h.position + LOG_OVERHEAD + h.length
+        ref_base = None
+        if self.defer is not None:
+            batch_no = len(self.batch_positions)
+            self.batch_positions.append(h.position)
+            if batch_no < REF_MAX_BATCHES and h.length < REF_MAX_POSITION:
+                ref_base = ((self.defer << REF_BATCH_BITS) | batch_no) << (REF_POSITION_BITS
+                                                                         + REF_DELTA_BITS)
         if h.codec:
             try:
                 buf = decompress(h.codec, bytes(buf[pos:end]))
@@ -129,40 +156,68 @@ class FileReader:
                 raise CorruptDataError(self.path, h.position, f"a valid compressed payload ({e})",
                                        h.base_offset) from None
             pos, end = 0, len(buf)
+            if len(buf) >= REF_MAX_POSITION:
+                ref_base = None
         # The cyclic GC is paused while one batch is parsed. A batch makes
         # thousands of containers (records, dicts, lists) that all stay alive,
         # so every young collection during the parse would traverse them and
         # promote them, and the older generations' collections traverse them
         # again: that was a third of the time of full decoding. Nothing
-        # parsed here can form a cycle, and the pause lasts one batch (at
-        # most 8 MiB of records); the GC runs as usual once it returns.
+        # parsed here can form a cycle. Afterwards, freeze + unfreeze (two
+        # list splices, unless someone else uses gc.freeze) moves the batch's
+        # objects straight to the oldest generation, so that the young
+        # collection the next allocation would trigger does not walk them.
         paused = gc.isenabled()
         if paused:
             gc.disable()
         try:
-            return self._parse(h, buf, pos, end)
+            return self._parse(h, buf, pos, end, ref_base=ref_base)
         except (IndexError, RecordDecodeError, UnicodeDecodeError) as e:
             raise CorruptDataError(self.path, h.position,
                                    f"well-formed records in the batch ({_why(e)})", h.base_offset) from None
         finally:
             if paused:
+                if gc.get_freeze_count() == 0:
+                    gc.freeze()
+                    gc.unfreeze()
                 gc.enable()
 
-    def _parse(self, h: BatchHeader, buf, pos: int, end: int) -> list[Record]:
+    def record_at(self, h: BatchHeader, buf, start: int, pos: int, end: int, *,
+                  lazy: bool = False) -> Record:
+        """The one record at ``buf[pos:]`` of the batch ``h`` whose record
+        section is ``buf[start:end]`` (how an index decodes the records it is
+        asked for)."""
+        try:
+            length, p = read_varint(buf, pos)
+            if length < 6 or p + length > end:
+                raise RecordDecodeError(f"record at payload byte {pos - start} declares length {length}")
+            return self._parse(h, buf, pos, p + length, count=1, lazy=lazy, start=start)[0]
+        except (IndexError, RecordDecodeError, UnicodeDecodeError) as e:
+            raise CorruptDataError(self.path, h.position,
+                                   f"well-formed records in the batch ({_why(e)})", h.base_offset) from None
+
+    def _parse(self, h: BatchHeader, buf, pos: int, end: int, *, count: int | None = None,
+               lazy: bool | None = None, ref_base: int | None = None,
+               start: int | None = None) -> list:
         base, base_ts, epoch, bpos = h.base_offset, h.base_timestamp, h.epoch, h.position
         append_ts = h.max_timestamp if h.log_append_time else None
         control = h.is_control
-        lazy = self.lazy
+        if lazy is None:
+            lazy = self.lazy
         out = []
-        payload = pos
+        payload = pos if start is None else start
         zigzag1, zigzag2 = ZIGZAG1, ZIGZAG2
-        # Fast path for the data records Kafka writes, decoded eagerly: the first
-        # 12 bytes (framing and the value's frame header) in one struct call, the
-        # body straight to its compiled decoder. Anything else, and any doubt,
-        # takes the general path below from the start of the record.
-        fast = not control and not lazy and append_ts is None
+        # Fast path for the data records Kafka writes: the first 12 bytes
+        # (framing and the value's frame header) in one struct call, then the
+        # body straight to its compiled decoder (eager), kept for later
+        # (lazy), or not even a Record (deferred partition records). Anything
+        # else, and any doubt, takes the general path below from the start of
+        # the record.
+        fast = not control
+        deferring = ref_base is not None and not control
         prefix, resolved, safe = _PREFIX, RESOLVED, min(end, len(buf)) - 12
-        for _ in range(h.count):
+        partition_key = _PARTITION_KEY
+        for _ in range(h.count if count is None else count):
             at = pos  # where the record starts, for messages
             if fast and pos <= safe:
                 t = prefix(buf, pos)
@@ -189,7 +244,8 @@ class FileReader:
                     else:
                         k = 0
                     if k and t[k] == 1:
-                        b = t[k + 1]
+                        vk = k + 1   # the value length
+                        b = t[vk]
                         if b < 0x80:
                             vlen = zigzag1[b]
                             k += 2
@@ -203,18 +259,39 @@ class FileReader:
                             hit = resolved.get((t[k], t[k + 1], t[k + 2])) if vlen >= 3 else None
                             if hit is not None:
                                 spec, decoder = hit
-                                # the value on its own: positions inside it are small
-                                # ints, which CPython adds without allocating
                                 vstart = pos + k
-                                try:
-                                    data, p = decoder(buf[vstart:vstart + vlen], 3, vlen)
-                                except (RecordDecodeError, IndexError, struct.error, UnicodeDecodeError,
-                                        ValueError, OverflowError):
-                                    p = -1
-                                if p == vlen:
-                                    rec = Record(base + offset_delta, base_ts + ts_delta, epoch, METADATA,
-                                                 spec.name, t[k + 1], t[k + 2], data, bpos)
+                                api = t[k + 1]
+                                if (deferring and (api == 3 or api == 5) and t[k] == 1 and vlen >= 23
+                                        and not attributes and not ts_delta
+                                        and offset_delta < REF_MAX_DELTA):
+                                    # int32 partitionId and uuid topicId open the body
+                                    out.append((ref_base + ((at + vk - payload) << REF_DELTA_BITS
+                                                            | offset_delta),
+                                                api, *partition_key(buf, vstart + 3)))
+                                    pos = rend
+                                    continue
+                                if lazy:
+                                    rec = Record(base + offset_delta, base_ts + ts_delta if append_ts is None else append_ts,
+                                                 epoch, METADATA, spec.name, api, t[k + 2], None, bpos)
                                     rec._spec = spec
+                                    rec._buf = buf
+                                    rec._vstart = vstart
+                                    rec._body = vstart + 3
+                                    rec._end = vstart + vlen
+                                    p = vlen
+                                else:
+                                    # the value on its own: positions inside it are small
+                                    # ints, which CPython adds without allocating
+                                    try:
+                                        data, p = decoder(buf[vstart:vstart + vlen], 3, vlen)
+                                    except (RecordDecodeError, IndexError, struct.error,
+                                            UnicodeDecodeError, ValueError, OverflowError):
+                                        p = -1
+                                    if p == vlen:
+                                        rec = Record(base + offset_delta, base_ts + ts_delta if append_ts is None else append_ts,
+                                                     epoch, METADATA, spec.name, api, t[k + 2], data, bpos)
+                                        rec._spec = spec
+                                if p == vlen:
                                     if attributes:
                                         rec.attributes = attributes
                                     if t[k] == 0:
@@ -350,6 +427,21 @@ class FileReader:
 
 
 _PREFIX = struct.Struct(">12B").unpack_from   # the first 12 bytes of a record
+_PARTITION_KEY = struct.Struct(">i16s").unpack_from   # int32 partitionId, uuid topicId
+
+# A deferred record's ref, from the high bits down: the file's number in its
+# store, the batch's number in its file (28 bits), where the record's value
+# length is in the batch's record section (32 bits), the record's offset
+# delta (16 bits). Python ints have no upper bound, so the file number has
+# none; a record that does not fit the other fields is simply not deferred.
+# Deferred records have no key, no headers, attributes 0 and timestamp delta
+# 0 (as Kafka writes them), so these are all it takes to rebuild one.
+REF_DELTA_BITS = 16
+REF_POSITION_BITS = 32
+REF_BATCH_BITS = 28
+REF_MAX_DELTA = 1 << REF_DELTA_BITS
+REF_MAX_POSITION = 1 << REF_POSITION_BITS
+REF_MAX_BATCHES = 1 << REF_BATCH_BITS
 
 
 def _headers(buf, pos: int):

@@ -5,10 +5,12 @@ following what Kafka's image deltas do (kafka-metadata-shell-reference.md
 section 4.2). A record that cannot be applied is reported as a
 :class:`Problem` with its offset and skipped; the rest still loads.
 
-Partition records are not decoded here: the engine reads their entity key
-(topic id, partition id) from fixed positions of the raw body and files the
-lazy record under its partition; :meth:`ReplayEngine.fold_partition`
-decodes and merges them when the partition is looked at.
+Partition records are not decoded here. From a reader of the engine's
+:class:`~metashell.loader.store.RecordStore` they arrive deferred, as
+``(ref, apiKey, partitionId, raw topic id)``, and only the ``ref`` (an int)
+is filed under its partition; a lazy :class:`Record` is filed as it is.
+:meth:`ReplayEngine.fold_partition` decodes and merges a partition's
+records when the partition is looked at.
 
 Metadata transactions (Begin/End/AbortTransactionRecord) buffer records and
 apply them at End; Abort, or the end of input, drops them. A snapshot
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 
 from ..loader.primitives import uuid_to_str
 from ..loader.records import CONTROL, UNDECODABLE, Record
+from ..loader.store import RecordStore, ref_file
 from .image import (BrokerState, ControllerState, Entity, Image, PartitionState,
                     TopicState)
 
@@ -55,7 +58,10 @@ class ApplyError(Exception):
 
 
 class ReplayEngine:
-    def __init__(self, *, until_offset: int | None = None, until_time: int | None = None):
+    def __init__(self, *, until_offset: int | None = None, until_time: int | None = None,
+                 store: RecordStore | None = None):
+        self.store = store if store is not None else RecordStore()
+        self._stamps: dict[int, tuple] = {}   # store file number -> snapshot (offset, time)
         self.image = Image()
         self.until_offset = until_offset
         self.until_time = until_time
@@ -68,7 +74,7 @@ class ReplayEngine:
         self.source = ""          # label for problems (file name)
         self._txn: list | None = None
         self._txn_start = -1
-        self._reported: set[int] = set()   # ids of lazy records already reported while folding
+        self._reported: set[int] = set()   # keys of partition records already reported while folding
         self._snapshot = None     # (end_offset - 1, timestamp) while applying a snapshot
         self._skip_before = -1    # log records with offset < this are covered by the snapshot
         self._rules: dict = {}    # record name -> bound _apply_<name> method (None: no rule)
@@ -101,14 +107,19 @@ class ReplayEngine:
         (the caller can stop reading)."""
         h = batch.header
         in_snapshot = self._snapshot is not None
+        records = batch.records
         if not in_snapshot:
             if self.until_time is not None and h.max_timestamp > self.until_time:
                 self.reached_limit = True
                 return False
             if h.last_offset < self._skip_before and not batch.is_control:
                 return True
+            if h.base_offset < self._skip_before or (self.until_offset is not None
+                                                    and h.last_offset > self.until_offset):
+                # the batch is cut: every record needs its own offset
+                records = [self._materialize(r[0]) if type(r) is tuple else r for r in records]
         last = None
-        added = 0   # PartitionRecords filed by the fast path below
+        added = changed = 0   # partition records filed by the fast path below
         topics, topic_ids = self.image.topics, self._topic_ids
         last_raw = last_partitions = None   # the topic of the previous fast-path record
         # a snapshot's records are stamped with its last offset and time; only a
@@ -116,7 +127,44 @@ class ReplayEngine:
         stamp = self._snapshot if in_snapshot and not batch.is_control else None
         if stamp is not None and stamp[0] is None:
             stamp = None
-        for rec in batch.records:
+        if stamp is not None and batch.file_no >= 0:
+            self._stamps[batch.file_no] = stamp
+        for rec in records:
+            if type(rec) is tuple:
+                # Fast path for the records a big cluster has millions of: a deferred
+                # partition record of a known topic (and, for a change, a known
+                # partition), outside a transaction, is filed under its partition as
+                # _apply_PartitionRecord / _apply_PartitionChangeRecord would.
+                ref, api, pid, raw = rec
+                if self._txn is None:
+                    if raw == last_raw:   # a topic's partitions usually come together
+                        partitions = last_partitions
+                    else:
+                        tid = topic_ids.get(raw)
+                        if tid is None:
+                            tid = topic_ids[raw] = uuid_to_str(raw)
+                        t = topics.get(tid)
+                        partitions = t.partition_records if t is not None else None
+                        last_raw, last_partitions = raw, partitions
+                    if partitions is not None:
+                        cur = partitions.get(pid)
+                        if cur is None:
+                            if api == 3:
+                                partitions[pid] = ref
+                                added += 1
+                                continue
+                        else:
+                            if type(cur) is list:
+                                cur.append(ref)
+                            else:
+                                partitions[pid] = [cur, ref]
+                            if api == 3:
+                                added += 1
+                            else:
+                                changed += 1
+                            continue
+                # anything else: the record itself, through the general path
+                rec = self._materialize(ref)
             if in_snapshot:
                 if stamp is not None:
                     rec.offset = stamp[0]
@@ -134,21 +182,19 @@ class ReplayEngine:
                 if self.until_offset is not None and rec.offset > self.until_offset:
                     # stopped inside the batch: the image is as of the last record applied
                     self.reached_limit = True
-                    self._count_partition_records(added)
+                    self._count_partition_records(added, changed)
                     if last is not None:
                         self.image.last_offset = max(self.image.last_offset, last.offset)
                         self.image.last_time = max(self.image.last_time, last.timestamp)
                     return False
             last = rec
-            # Fast path for the record a big cluster has millions of: a lazy (not yet
-            # decoded) PartitionRecord of a known topic, outside a transaction, is filed
-            # under its partition as _apply_PartitionRecord would. Anything else takes
-            # the general path.
+            # Lazy PartitionRecords (from a reader without a store) take the same
+            # shortcut, keyed by the raw bytes of their body.
             if rec.name == "PartitionRecord" and rec._buf is not None and self._txn is None:
                 b = rec._body
                 if rec._end - b >= 20:
                     pid, raw = _PARTITION_KEY(rec._buf, b)
-                    if raw == last_raw:   # a topic's partitions usually come together
+                    if raw == last_raw:
                         partitions = last_partitions
                     else:
                         tid = topic_ids.get(raw)
@@ -158,25 +204,41 @@ class ReplayEngine:
                         partitions = t.partition_records if t is not None else None
                         last_raw, last_partitions = raw, partitions
                     if partitions is not None:
-                        recs = partitions.get(pid)
-                        if recs is None:
-                            partitions[pid] = [rec]
-                        else:
-                            recs.append(rec)
+                        _file(partitions, pid, rec)
                         added += 1
                         continue
             last_raw = None   # the general path may create or remove topics
             self.apply(rec, h)
-        self._count_partition_records(added)
-        if not in_snapshot and batch.records:
-            self.image.last_offset = max(self.image.last_offset, batch.records[-1].offset)
+        self._count_partition_records(added, changed)
+        if not in_snapshot and records:
+            self.image.last_offset = max(self.image.last_offset, h.last_offset)
             self.image.last_time = max(self.image.last_time, h.max_timestamp)
         return True
 
-    def _count_partition_records(self, n: int) -> None:
-        if n:
-            self.applied += n
-            self.by_type["PartitionRecord"] = self.by_type.get("PartitionRecord", 0) + n
+    def _count_partition_records(self, added: int, changed: int) -> None:
+        by_type = self.by_type
+        if added:
+            self.applied += added
+            by_type["PartitionRecord"] = by_type.get("PartitionRecord", 0) + added
+        if changed:
+            self.applied += changed
+            by_type["PartitionChangeRecord"] = by_type.get("PartitionChangeRecord", 0) + changed
+
+    def _materialize(self, ref: int) -> Record:
+        """The record a deferred ref names, stamped as its snapshot's records are."""
+        rec = self.store.record(ref)
+        stamp = self._stamps.get(ref_file(ref))
+        if stamp is not None:
+            rec.offset = stamp[0]
+            if stamp[1]:
+                rec.timestamp = stamp[1]
+        return rec
+
+    def partition_history(self, recs) -> list[Record]:
+        """A partition's records (as filed under it), as :class:`Record` objects."""
+        if type(recs) is not list:
+            recs = [recs]
+        return [self._materialize(r) if type(r) is int else r for r in recs]
 
     def finish(self) -> None:
         """End of input: an open transaction is dropped, as Kafka does."""
@@ -303,7 +365,7 @@ class ReplayEngine:
         if d is None:
             return
         bid = d["brokerId"]
-        self.image.brokers[bid] = b = BrokerState(
+        self.image.brokers[bid] = BrokerState(
             broker_id=bid, epoch=d["brokerEpoch"], registration=d,
             fenced=d.get("fenced", True), in_controlled_shutdown=d.get("inControlledShutdown", False),
             # a snapshot does not say when a broker registered
@@ -377,7 +439,8 @@ class ReplayEngine:
             return
         tid, name = d["topicId"], d["name"]
         old = self.image.topics.get(tid)
-        t = TopicState(name, tid, (rec.offset, rec.timestamp), folder=self.fold_partition)
+        t = TopicState(name, tid, (rec.offset, rec.timestamp), folder=self.fold_partition,
+                       resolver=self.partition_history)
         self._history(("topic", tid), rec)
         if old is not None and old.name != name and self.image.topic_names.get(old.name) == tid:
             del self.image.topic_names[old.name]
@@ -405,19 +468,14 @@ class ReplayEngine:
         t = self.image.topics.get(tid)
         if t is None:
             raise ApplyError(f"unable to replay a PartitionRecord for topic id {tid}: no such topic")
-        recs = t.partition_records.get(pid)
-        if recs is None:
-            t.partition_records[pid] = [rec]
-        else:
-            recs.append(rec)
+        _file(t.partition_records, pid, rec)
 
     def _apply_PartitionChangeRecord(self, rec: Record) -> None:
         tid, pid = self._partition_key(rec)
         t = self.image.topics.get(tid)
-        recs = t.partition_records.get(pid) if t is not None else None
-        if recs is None:
+        if t is None or pid not in t.partition_records:
             raise ApplyError(f"unable to find partition {tid}:{pid}")
-        recs.append(rec)
+        _file(t.partition_records, pid, rec)
 
     def _apply_RemoveTopicRecord(self, rec: Record) -> None:
         d = rec.data
@@ -445,49 +503,63 @@ class ReplayEngine:
         else:
             topics = list(self.image.topics.values())
         for t in topics:
-            for recs in t.partition_records.values():
-                recs.append(rec)
+            partitions = t.partition_records
+            for pid in partitions:
+                _file(partitions, pid, rec)
 
-    def fold_partition(self, recs: list) -> PartitionState | None:
+    def fold_partition(self, recs) -> PartitionState | None:
         """Decode and merge a partition's records (PartitionRegistration
-        semantics): the newest PartitionRecord, then each change after it."""
+        semantics): the newest PartitionRecord, then each change after it.
+        ``recs`` is what is filed under the partition: a deferred ref, or a
+        list of refs and records."""
+        if type(recs) is int:   # the common case: one PartitionRecord, deferred
+            rec = self._materialize(recs)
+            d = rec.data
+            if d is not None:
+                dirs = d.get("directories")
+                if not dirs or len(dirs) == len(d["replicas"]):
+                    return _partition_from_record(d, rec)
+            recs = [recs]
+        # each record with the key it is reported under (a problem found while
+        # folding is found again at every look, but reported once)
+        entries = [(~r, self._materialize(r)) if type(r) is int else (id(r), r) for r in recs]
         # Start from the newest PartitionRecord that decodes: Kafka skips an
         # undecodable one, so the changes after it apply to the older registration.
         start, state = 0, None
-        for i in range(len(recs) - 1, -1, -1):
-            rec = recs[i]
-            if rec.name != "PartitionRecord" or rec.kind == UNDECODABLE:
+        for i in range(len(entries) - 1, -1, -1):
+            key, rec = entries[i]
+            if rec.name != "PartitionRecord":
                 continue
-            d = rec.peek()
-            if d is None:   # now marked undecodable: reported once, skipped from now on
-                self._problem(rec.offset, f"undecodable {rec.name} v{rec.version}: {rec.error}")
+            d = rec.peek() if rec.kind != UNDECODABLE else None
+            if d is None:   # Kafka skips it
+                self._report_once(key, rec, f"undecodable {rec.name} v{rec.version}: {rec.error}")
                 continue
             dirs = d.get("directories")
             if dirs and len(dirs) != len(d["replicas"]):   # Kafka rejects it: skipped
-                self._report_once(rec, f"PartitionRecord: {len(dirs)} directories for "
-                                       f"{len(d['replicas'])} replicas")
+                self._report_once(key, rec, f"PartitionRecord: {len(dirs)} directories for "
+                                            f"{len(d['replicas'])} replicas")
                 continue
             state = _partition_from_record(d, rec)
             start = i + 1
             break
-        for rec in recs[start:]:
+        for key, rec in entries[start:]:
             name = rec.name
             # every PartitionRecord was weighed by the backward scan above
-            if rec.kind == UNDECODABLE or name == "PartitionRecord":
+            if name == "PartitionRecord":
                 continue
-            d = rec.peek()
+            d = rec.peek() if rec.kind != UNDECODABLE else None
             if d is None:
-                self._problem(rec.offset, f"undecodable {rec.name} v{rec.version}: {rec.error}")
+                self._report_once(key, rec, f"undecodable {rec.name} v{rec.version}: {rec.error}")
                 continue
             if state is None:
                 if name == "PartitionChangeRecord":
-                    self._report_once(rec, f"PartitionChangeRecord: unable to find partition "
-                                           f"{d['topicId']}:{d['partitionId']}")
+                    self._report_once(key, rec, f"PartitionChangeRecord: unable to find partition "
+                                                f"{d['topicId']}:{d['partitionId']}")
                 continue
             elif name == "PartitionChangeRecord":
                 error = _merge_change(state, d)
                 if error:   # Kafka rejects the change: the partition stays as it was
-                    self._report_once(rec, f"PartitionChangeRecord: {error}")
+                    self._report_once(key, rec, f"PartitionChangeRecord: {error}")
                     continue
             elif name == "ClearElrRecord":
                 if not (state.elr or state.last_known_elr):
@@ -497,10 +569,10 @@ class ReplayEngine:
             state.change = (rec.offset, rec.timestamp)
         return state
 
-    def _report_once(self, rec: Record, message: str) -> None:
+    def _report_once(self, key: int, rec: Record, message: str) -> None:
         """A problem found while folding, which happens on every look."""
-        if id(rec) not in self._reported:
-            self._reported.add(id(rec))
+        if key not in self._reported:
+            self._reported.add(key)
             self._problem(rec.offset, message)
 
     # -- configs, quotas, features, producer ids -------------------------------------
@@ -643,6 +715,18 @@ class ReplayEngine:
     def _touch(self, entity, key: tuple, rec: Record) -> None:
         entity.change = (rec.offset, rec.timestamp)
         self._history(key, rec)
+
+
+def _file(partitions: dict, pid: int, rec) -> None:
+    """File a record (or a deferred ref) under a partition: a lone ref is
+    kept bare, anything more as a list, oldest first."""
+    cur = partitions.get(pid)
+    if cur is None:
+        partitions[pid] = [rec]
+    elif type(cur) is list:
+        cur.append(rec)
+    else:
+        partitions[pid] = [cur, rec]
 
 
 def _partition_from_record(d: dict, rec: Record) -> PartitionState:

@@ -84,10 +84,13 @@ class TopicState:
     name: str
     topic_id: str
     change: Change
-    # partition id -> list of records (PartitionRecord / PartitionChangeRecord), oldest first
+    # partition id -> its records (PartitionRecord, PartitionChangeRecord, ClearElrRecord),
+    # oldest first: a list of records and deferred refs (ints), or one bare ref
     partition_records: dict = field(default_factory=dict)
     # set by the engine: folds a partition's records (reports undecodable ones)
     folder: Callable | None = field(default=None, repr=False)
+    # set by the engine: a partition's records as Record objects
+    resolver: Callable | None = field(default=None, repr=False)
 
     def partition_ids(self) -> list[int]:
         """Partitions that exist: a partition whose every PartitionRecord is
@@ -99,6 +102,15 @@ class TopicState:
         if recs is None or self.folder is None:
             return None
         return self.folder(recs)
+
+    def partition_history(self, pid: int) -> list | None:
+        """The records that created or changed a partition, oldest first."""
+        recs = self.partition_records.get(pid)
+        if recs is None:
+            return None
+        if self.resolver is None:
+            return list(recs) if type(recs) is list else [recs]
+        return self.resolver(recs)
 
 
 @dataclass

@@ -1,0 +1,113 @@
+"""Records left in their files until they are needed.
+
+A million-partition snapshot is a million PartitionRecords, and a Python
+object per record is most of the time and memory of loading it. A
+:class:`RecordStore` opens files with ``defer`` on (see
+:class:`~metashell.loader.reader.FileReader`): their partition records come
+out as small ``(ref, apiKey, partitionId, raw topic id)`` tuples, the replay
+engine keeps only the ``ref`` (an int) under its partition, and
+:meth:`RecordStore.record` decodes the record again, from the still-mapped
+file, when someone looks at that partition.
+
+A ref names the file, the batch, where the record's value starts and its
+offset delta (``reader.REF_*``): with the batch header (read once, then
+kept) that is the whole record, since deferred records have no key, no
+headers and the batch's timestamp. A compressed batch's record section is
+decompressed again (the last few are kept: a topic's partitions sit
+together).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from ..errors import CorruptDataError
+from .batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
+from .compression import decompress
+from .primitives import ZIGZAG1, ZIGZAG2
+from .reader import REF_BATCH_BITS, REF_DELTA_BITS, REF_POSITION_BITS, FileReader
+from .records import METADATA, Record, fill_metadata
+
+_FILE_SHIFT = REF_BATCH_BITS + REF_POSITION_BITS + REF_DELTA_BITS
+_BATCH_MASK = (1 << REF_BATCH_BITS) - 1
+_POSITION_MASK = (1 << REF_POSITION_BITS) - 1
+_DELTA_MASK = (1 << REF_DELTA_BITS) - 1
+_SECTIONS_KEPT = 4   # decompressed record sections kept
+
+
+def ref_file(ref: int) -> int:
+    """The file number of a ref."""
+    return ref >> _FILE_SHIFT
+
+
+class RecordStore:
+    """The files of one load, and the way back from a ref to its record."""
+
+    def __init__(self):
+        self._readers: list[FileReader] = []
+        # (file, batch) -> (header, buffer, record section start, end)
+        self._batches: dict[tuple[int, int], tuple] = {}
+        self._sections: OrderedDict = OrderedDict()   # (file, batch) -> decompressed records
+
+    def open(self, path, **options) -> FileReader:
+        """A reader of ``path`` whose partition records are deferred to this store."""
+        reader = FileReader(path, defer=len(self._readers), **options)
+        self._readers.append(reader)
+        return reader
+
+    def record(self, ref: int) -> Record:
+        """The record ``ref`` names, decoded (``kind == "undecodable"`` if its
+        body is bad). Its framing was checked when it was read, so damage
+        here means the file changed since: :class:`CorruptDataError`."""
+        key = (ref >> _FILE_SHIFT, (ref >> (REF_POSITION_BITS + REF_DELTA_BITS)) & _BATCH_MASK)
+        batch = self._batches.get(key)
+        if batch is None or batch[1] is None:
+            batch = self._batch(key)
+        h, buf, start, end = batch
+        pos = start + ((ref >> REF_DELTA_BITS) & _POSITION_MASK)
+        try:
+            b = buf[pos]   # the value length: a one- or two-byte varint
+            if b < 0x80:
+                vlen, vstart = ZIGZAG1[b], pos + 1
+            else:
+                vlen, vstart = ZIGZAG2[b][buf[pos + 1]], pos + 2
+        except IndexError:
+            vlen, vstart = -1, end
+        if vlen < 3 or vstart + vlen > end:
+            raise CorruptDataError(self._readers[key[0]].path, h.position,
+                                   f"the record at byte {pos - start} of the batch to be as it was "
+                                   "when the file was read", h.base_offset)
+        rec = Record(h.base_offset + (ref & _DELTA_MASK),
+                     h.max_timestamp if h.log_append_time else h.base_timestamp,
+                     h.epoch, METADATA, "", None, None, None, h.position)
+        fill_metadata(rec, buf, vstart, vstart + vlen, lazy=False)
+        return rec
+
+    def _batch(self, key: tuple[int, int]) -> tuple:
+        reader = self._readers[key[0]]
+        batch = self._batches.get(key)
+        if batch is None:
+            bpos = reader.batch_positions[key[1]]
+            h = BatchHeader(*HEADER.unpack_from(reader.buf, bpos), bpos)
+            batch = (h, None if h.codec else reader.buf, bpos + HEADER_SIZE, bpos + LOG_OVERHEAD + h.length)
+            self._batches[key] = batch
+        if batch[1] is None:   # compressed
+            section = self._section(key, batch[0], reader)
+            return batch[0], section, 0, len(section)
+        return batch
+
+    def _section(self, key, h: BatchHeader, reader: FileReader) -> bytes:
+        data = self._sections.get(key)
+        if data is not None:
+            self._sections.move_to_end(key)
+            return data
+        start = h.position + HEADER_SIZE
+        try:
+            data = decompress(h.codec, bytes(reader.buf[start:h.position + LOG_OVERHEAD + h.length]))
+        except ValueError as e:
+            raise CorruptDataError(reader.path, h.position, f"a valid compressed payload ({e})",
+                                   h.base_offset) from None
+        self._sections[key] = data
+        if len(self._sections) > _SECTIONS_KEPT:
+            self._sections.popitem(last=False)
+        return data

@@ -1,0 +1,212 @@
+"""Deferred partition records (loader/store.py, the reader's ``defer``, the
+engine's fast path): a record brought back from its ref is the record the
+plain reader reads, and replaying deferred files builds the same image as
+replaying the same files record by record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from metashell.loader.reader import FileReader, read_file
+from metashell.loader.store import RecordStore, ref_file
+from metashell.loader.writer import LogWriter, Out, build_batch, encode_records, record, write_file
+from metashell.replay.engine import ReplayEngine
+from metashell.fs.tree import build_root
+from test_replay_support import TS0, Log, change, leaves, partition, problems, topic, uid, write_snapshot
+from metashell.session import open_session
+
+CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+FIELDS = ("offset", "timestamp", "epoch", "kind", "name", "api_key", "version", "frame", "layout",
+          "error", "position", "key", "headers", "attributes", "data")
+
+
+def same_record(a, b) -> None:
+    for f in FIELDS:
+        assert getattr(a, f) == getattr(b, f), f
+
+
+def cluster(topics: int = 3, partitions: int = 90):
+    """Topics whose partitions fill batches past 64 records (two-byte offset
+    deltas) with both short (v0) and long (v2, directories) bodies."""
+    out = []
+    for t in range(topics):
+        tid = uid(t)
+        out.append(topic(f"t{t}", tid))
+        for p in range(partitions):
+            if p % 2:
+                out.append(partition(tid, p, version=0))
+            else:
+                out.append(partition(tid, p, version=2, directories=[uid(900 + r) for r in (1, 2, 3)]))
+        out.append(change(tid, 0, leader=2, isr=[2, 3]))
+    return out
+
+
+def compare_file(path: Path) -> int:
+    """Every entry of a deferred read against the plain eager read; returns
+    how many were deferred."""
+    plain = [r for b in FileReader(path) for r in b.records]
+    store = RecordStore()
+    entries = [e for b in store.open(path) for e in b.records]
+    assert len(entries) == len(plain)
+    deferred = 0
+    for entry, rec in zip(entries, plain):
+        if type(entry) is tuple:
+            ref, api, pid, raw = entry
+            back = store.record(ref)
+            same_record(back, rec)
+            assert api == rec.api_key
+            assert rec.data is None or pid == rec.data["partitionId"]   # None: undecodable
+            assert ref_file(ref) == 0
+            deferred += 1
+        else:
+            same_record(entry, rec)
+    return deferred
+
+
+@pytest.mark.parametrize("codec", [0, 1, 2, 3, 4], ids=["none", "gzip", "snappy", "lz4", "zstd"])
+def test_deferred_records_come_back_as_the_reader_reads_them(tmp_path, codec):
+    w = LogWriter(1000, epoch=7, timestamp=TS0, codec=codec)
+    w.records(cluster(), per_batch=150)
+    path = tmp_path / "00000000000000001000.log"
+    w.write(path)
+    assert compare_file(path) == 3 * 91
+
+
+def test_only_plain_partition_records_are_deferred(tmp_path):
+    tid = uid(1)
+    plain = record("PartitionRecord", partitionId=0, topicId=tid, replicas=[1], isr=[1], leader=1,
+                   leaderEpoch=0, partitionEpoch=0)
+    odd = [
+        Out(spec=plain.spec, version=plain.version, data=plain.data, key=b"k"),
+        Out(spec=plain.spec, version=plain.version, data=plain.data, headers=(("h", b"v"),)),
+        Out(spec=plain.spec, version=plain.version, data=plain.data, attributes=1),
+        Out(spec=plain.spec, version=plain.version, data=plain.data, timestamp_delta=5),
+    ]
+    payload, n = encode_records([topic("t", tid), plain, *odd])
+    path = tmp_path / "00000000000000000000.log"
+    write_file(path, build_batch(0, payload, n, base_timestamp=TS0))
+    entries = [e for b in RecordStore().open(path) for e in b.records]
+    assert [type(e) is tuple for e in entries] == [False, True, False, False, False, False]
+    assert compare_file(path) == 1
+
+
+def test_log_append_time_batches_take_the_batch_time(tmp_path):
+    tid = uid(1)
+    payload, n = encode_records([topic("t", tid), partition(tid, 0), partition(tid, 1)])
+    path = tmp_path / "00000000000000000000.log"
+    write_file(path, build_batch(0, payload, n, base_timestamp=TS0, max_timestamp=TS0 + 99,
+                                 attributes=0x08))
+    assert compare_file(path) == 2
+    store = RecordStore()
+    refs = [e[0] for b in store.open(path) for e in b.records if type(e) is tuple]
+    assert {store.record(r).timestamp for r in refs} == {TS0 + 99}
+
+
+def test_refs_name_their_file(tmp_path):
+    paths = []
+    for i in range(3):
+        log = Log(base_offset=100 * i)
+        tid = uid(i)
+        log.add(topic(f"t{i}", tid), partition(tid, 0))
+        paths.append(log.write(tmp_path / str(i)))
+    store = RecordStore()
+    refs = [e[0] for p in paths for b in store.open(p) for e in b.records if type(e) is tuple]
+    assert [ref_file(r) for r in refs] == [0, 1, 2]
+    assert [store.record(r).offset for r in refs] == [1, 101, 201]
+
+
+def replay(paths, deferred: bool, **kw) -> ReplayEngine:
+    eng = ReplayEngine(**kw)
+    for p in paths:
+        reader = eng.store.open(p, lazy=True) if deferred else read_file(p, lazy=True)
+        for batch in reader:
+            if not eng.apply_batch(batch):
+                break
+    eng.finish()
+    return eng
+
+
+def same_replay(paths, **kw) -> ReplayEngine:
+    a, b = replay(paths, True, **kw), replay(paths, False, **kw)
+    assert leaves(build_root(a.image)) == leaves(build_root(b.image))
+    assert (a.applied, a.skipped, a.aborted, a.by_type) == (b.applied, b.skipped, b.aborted, b.by_type)
+    assert [str(p) for p in a.problems] == [str(p) for p in b.problems]
+    assert (a.image.last_offset, a.image.last_time) == (b.image.last_offset, b.image.last_time)
+    return a
+
+
+def busy_log(tmp_path: Path) -> Path:
+    """Partitions and their changes, an unknown topic and partition, a
+    transaction that commits and one that aborts, ClearElr over deferred
+    partitions, a topic removed and created again."""
+    a, b, ghost = uid(1), uid(2), uid(3)
+    log = Log()
+    log.add(topic("a", a), *[partition(a, p) for p in range(5)], partition(ghost, 0))
+    log.add(change(a, 1, leader=2), change(a, 9, leader=2), change(ghost, 0, leader=1),
+            partition(a, 2, replicas=(3, 1), eligibleLeaderReplicas=[1]))
+    log.add(record("BeginTransactionRecord", name="t1"), topic("b", b), partition(b, 0), change(b, 0, isr=[1]))
+    log.add(record("EndTransactionRecord"))
+    log.add(record("BeginTransactionRecord", name="t2"), partition(b, 1), change(a, 0, leader=3))
+    log.add(record("AbortTransactionRecord"))
+    log.add(record("ClearElrRecord", topicName="a"), change(a, 3, leader=1))
+    log.add(record("RemoveTopicRecord", topicId=b), topic("b", b), partition(b, 7))
+    return log.write(tmp_path)
+
+
+def test_replaying_deferred_records_builds_the_same_image(tmp_path):
+    eng = same_replay([busy_log(tmp_path)])
+    assert any("unable to find partition" in str(p) for p in eng.problems)
+    assert "PartitionChangeRecord" in eng.by_type
+
+
+def test_time_travel_inside_batches_of_deferred_records(tmp_path):
+    path = busy_log(tmp_path)
+    last = max(r.offset for r in (rec for b in read_file(path) for rec in b.records))
+    for until in range(last + 1):
+        same_replay([path], until_offset=until)
+
+
+def test_snapshot_then_log_with_deferred_records(tmp_path):
+    a = uid(1)
+    snap = write_snapshot(tmp_path / "__cluster_metadata-0", 50,
+                          [topic("a", a), *[partition(a, p) for p in range(200)]],
+                          timestamp=TS0 + 5, per_batch=70)
+    log = Log(base_offset=40)
+    for i in range(20):
+        log.add(change(a, i % 3, leader=i % 3 + 1))
+    log.write(tmp_path / "__cluster_metadata-0")
+    s = open_session(tmp_path)
+    assert problems(s) == []
+    p5 = s.root.child("topics").child("a").child("5")
+    assert p5.last_change() == (49, TS0 + 5)   # stamped with the snapshot's last offset and time
+    history = s.changes("/topics/a/1")
+    assert [h["offset"] for h in history] == [49, 50, 53, 56, 59]   # the log from offset 50 on
+    assert s.root.child("topics").child("a").child("1").child("data").value()["leader"] == 2
+
+
+def test_a_bad_deferred_body_is_reported_once(tmp_path):
+    tid = uid(1)
+    good = record("PartitionRecord", 0, partitionId=0, topicId=tid, replicas=[1], isr=[1], leader=1,
+                  leaderEpoch=0, partitionEpoch=0)
+    value = bytes([1, 3, 0]) + (1).to_bytes(4, "big") + bytes.fromhex(
+        "5eed0000000000000000000000000001") + b"\xff\xff\xff\xff\x7f\x00"   # replicas: -1 elements
+    log = Log()
+    log.add(topic("t", tid), good, Out(value=value))
+    s = open_session(log.write(tmp_path))
+    t = s.root.child("topics").child("t")
+    assert t.children() == ["0", "id", "name"]
+    t.children()
+    bad = [p for p in problems(s) if "undecodable PartitionRecord" in p]
+    assert len(bad) == 1 and "offset 2" in bad[0]
+
+
+@pytest.mark.skipif(not (CORPORA / "README.md").is_file(),
+                    reason=f"the shared Kafka corpora are not here ({CORPORA})")
+def test_every_corpus_file_replays_the_same_deferred():
+    files = sorted(p for p in CORPORA.rglob("*") if p.suffix in (".log", ".checkpoint"))
+    assert files
+    for path in files:
+        compare_file(path)
+        same_replay([path])
