@@ -426,61 +426,61 @@ def _scan_data_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int, maps: 
     safe = min(end, len(buf)) - 12   # a 12-byte prefix can be read from here on
     for _ in range(h.count):
         rstart = pos
-        t = prefix(buf, pos) if pos <= safe else None
-        # t: length (1-2 bytes), attributes, timestampDelta 0 (1 byte), offsetDelta
-        # (1-2), null key, value length (1-2), then the value's frame, apiKey, version
-        if t is not None and t[0] < 0x80:
-            length = zigzag1[t[0]]
-            k = 1
-        elif t is not None and t[1] < 0x80:
-            length = zigzag2[t[0]][t[1]]
-            k = 2
-        else:
-            t = None
-        if t is not None and t[k + 1] < 0x80:
-            rend = pos + k + length
-            b = t[k + 2]
+        k = 0
+        if pos <= safe:
+            t = prefix(buf, pos)
+            # t: length (1-2 bytes), attributes, timestampDelta (1 byte), offsetDelta
+            # (1-2), null key, value length (1-2), then the value's frame, apiKey, version
+            b = t[0]
             if b < 0x80:
-                delta = zigzag1[b]
-                k += 3
-            elif t[k + 3] < 0x80:
-                delta = zigzag2[b][t[k + 3]]
-                k += 4
-            else:
-                t = None
-            if t is not None and t[k] == 1:        # null key
-                b = t[k + 1]
+                length, k = zigzag1[b], 1
+            elif t[1] < 0x80:
+                length, k = zigzag2[b][t[1]], 2
+            if k and t[k + 1] < 0x80:
+                rend = pos + k + length
+                b = t[k + 2]
                 if b < 0x80:
-                    vlen = zigzag1[b]
-                    k += 2
-                elif t[k + 2] < 0x80:
-                    vlen = zigzag2[b][t[k + 2]]
+                    delta = zigzag1[b]
                     k += 3
+                elif t[k + 3] < 0x80:
+                    delta = zigzag2[b][t[k + 3]]
+                    k += 4
                 else:
-                    t = None
-                # the value must end one byte before the record, and that byte
-                # (the header count) must be 0
-                if t is not None and (length < 6 or rend > end or k + vlen + 1 != rend - pos
-                                      or buf[rend - 1] != 0):
-                    t = None
+                    k = 0
+                if k and t[k] == 1:        # null key
+                    b = t[k + 1]
+                    if b < 0x80:
+                        vlen = zigzag1[b]
+                        k += 2
+                    elif t[k + 2] < 0x80:
+                        vlen = zigzag2[b][t[k + 2]]
+                        k += 3
+                    else:
+                        k = 0
+                    # the value must end one byte before the record, and that byte
+                    # (the header count) must be 0
+                    if k and (length < 6 or rend > end or k + vlen + 1 != rend - pos
+                              or buf[rend - 1] != 0):
+                        k = 0
+                else:
+                    k = 0
             else:
-                t = None
-        else:
-            t = None
-        if t is None:   # anything else, or damage: read field by field
-            length, rend, delta, _, _, v, vlen = _frame(buf, pos, end, payload)
-            pos = rend
-            if v + 3 <= rend:
-                t, k = (buf[v], buf[v + 1], buf[v + 2]), 0
-        else:
+                k = 0
+        if k:
             v = pos + k
             pos = rend
+            frame, api, version = t[k], t[k + 1], t[k + 2]
+        else:   # anything else, or damage: read field by field
+            length, rend, delta, _, _, v, vlen = _frame(buf, pos, end, payload)
+            pos = rend
+            frame = api = version = -1
+            if v + 3 <= rend:
+                frame, api, version = buf[v], buf[v + 1], buf[v + 2]
         offsets.append(base + delta)
         positions.append(rstart - payload)
 
         # the value: frame 1 with one-byte apiKey and a known version -> fast paths
-        if vlen >= 4 and t is not None and t[k] == 1 and t[k + 2] <= max_version[t[k + 1]]:
-            api = t[k + 1]
+        if vlen >= 4 and frame == 1 and version <= max_version[api]:
             body = v + 3
             if api == 3 or api == 5:       # PartitionRecord / PartitionChangeRecord
                 if vlen >= 23:
