@@ -249,8 +249,12 @@ class _Loader:
         self.progress = progress
         self.next_report = 0
 
-    def _batches(self, engine: ReplayEngine, path: Path, warnings: list[str], strict: bool = False):
-        reader = engine.store.open(path, skip_damage=True, lazy=True)
+    def _batches(self, engine: ReplayEngine, path: Path, warnings: list[str], strict: bool = False,
+                 lazy: bool = True):
+        # partition records are deferred to the engine's store; a snapshot's other
+        # records are all applied, so they are decoded as they are read (one call
+        # less each), a segment's lazily (the part a snapshot covers is skipped)
+        reader = engine.store.open(path, skip_damage=True, lazy=lazy)
         read = 0
         progress = self.progress
         for batch in reader:
@@ -279,7 +283,7 @@ class _Loader:
         engine.source = snap.path.name
         engine.begin_snapshot(None if snap.bootstrap else snap.end_offset, None,
                               -1 if snap.epoch is None else snap.epoch)
-        for batch in self._batches(engine, snap.path, warnings, strict):
+        for batch in self._batches(engine, snap.path, warnings, strict, lazy=False):
             engine.apply_batch(batch)
         engine.end_snapshot()
 
