@@ -188,25 +188,6 @@ class ReplayEngine:
                         self.image.last_time = max(self.image.last_time, last.timestamp)
                     return False
             last = rec
-            # Lazy PartitionRecords (from a reader without a store) take the same
-            # shortcut, keyed by the raw bytes of their body.
-            if rec.name == "PartitionRecord" and rec._buf is not None and self._txn is None:
-                b = rec._body
-                if rec._end - b >= 20:
-                    pid, raw = _PARTITION_KEY(rec._buf, b)
-                    if raw == last_raw:
-                        partitions = last_partitions
-                    else:
-                        tid = topic_ids.get(raw)
-                        if tid is None:
-                            tid = topic_ids[raw] = uuid_to_str(raw)
-                        t = topics.get(tid)
-                        partitions = t.partition_records if t is not None else None
-                        last_raw, last_partitions = raw, partitions
-                    if partitions is not None:
-                        _file(partitions, pid, rec)
-                        added += 1
-                        continue
             last_raw = None   # the general path may create or remove topics
             self.apply(rec, h)
         self._count_partition_records(added, changed)
