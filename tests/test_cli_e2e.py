@@ -18,14 +18,6 @@ LOGDIR = CORPORA / "kafka-3.7-logdir"
 SNAPSHOT = CORPORA / "kafka-3.8-three-controllers-snapshot" / \
     "00000000000000007268-0000000001.checkpoint"
 
-try:
-    import metashell.session  # noqa: F401
-    HAVE_SESSION = True
-except ImportError:
-    HAVE_SESSION = False
-
-needs_session = pytest.mark.skipif(not HAVE_SESSION,
-                                   reason="metashell.session (the loader facade) is not there yet")
 needs_corpora = pytest.mark.skipif(not LOGDIR.is_dir() or not SNAPSHOT.is_file(),
                                    reason=f"real Kafka files not found under {CORPORA}")
 
@@ -81,7 +73,6 @@ def test_bash_completion_answers(tmp_path):
 
 # ------------------------------------------------------------------ real files
 
-@needs_session
 def test_load_error_is_one_line(tmp_path):
     p = shell("-s", tmp_path / "nothing-here", "ls", tmp_path=tmp_path)
     assert p.returncode == 1 and p.stdout == ""
@@ -89,7 +80,6 @@ def test_load_error_is_one_line(tmp_path):
     assert "Traceback" not in p.stderr
 
 
-@needs_session
 @needs_corpora
 def test_one_shot_on_a_snapshot(tmp_path):
     p = shell("-s", SNAPSHOT, "ls", "/brokers", tmp_path=tmp_path)
@@ -108,7 +98,6 @@ def test_one_shot_on_a_snapshot(tmp_path):
     assert p.returncode == 0 and json.loads(p.stdout)[0]["type"] == "RegisterBrokerRecord"
 
 
-@needs_session
 @needs_corpora
 def test_script_mode_on_a_log_dir(tmp_path):
     p = shell("-s", LOGDIR, input="cd /brokers\nls\n# done\nls /nope\n", tmp_path=tmp_path)
@@ -116,7 +105,6 @@ def test_script_mode_on_a_log_dir(tmp_path):
     assert p.stderr.endswith("ls: /nope: no such file or directory\n")
 
 
-@needs_session
 @needs_corpora
 def test_pipe_to_head_is_quiet(tmp_path):
     p = subprocess.run(f"'{BIN}' -s '{SNAPSHOT}' find / | head -2", shell=True,
@@ -139,7 +127,6 @@ def prompt(child, cwd="/"):
     child.expect_exact(f"[kafka-metadata-shell {cwd}]>")
 
 
-@needs_session
 @needs_corpora
 def test_interactive_session(tmp_path):
     pexpect, child = spawn(tmp_path)
@@ -169,7 +156,6 @@ def test_interactive_session(tmp_path):
     assert "ls /nothing-at-all" not in history
 
 
-@needs_session
 @needs_corpora
 def test_interactive_history_persists_across_runs(tmp_path):
     pexpect, child = spawn(tmp_path)
@@ -203,7 +189,6 @@ EXAMPLE = REPO / "examples" / "cluster"
 needs_example = pytest.mark.skipif(not EXAMPLE.is_dir(), reason=f"{EXAMPLE} is not there")
 
 
-@needs_session
 @needs_example
 def test_interactive_on_the_bundled_example(tmp_path):
     pexpect = pytest.importorskip("pexpect")
@@ -227,7 +212,6 @@ def test_interactive_on_the_bundled_example(tmp_path):
     assert child.exitstatus == 0
 
 
-@needs_session
 @needs_example
 def test_one_shot_on_the_bundled_example(tmp_path):
     p = shell("-s", EXAMPLE, "-o", "json", "ls", "/topics", tmp_path=tmp_path)

@@ -170,9 +170,9 @@ def test_time_travel_inside_batches_of_deferred_records(tmp_path):
 
 def test_snapshot_then_log_with_deferred_records(tmp_path):
     a = uid(1)
-    snap = write_snapshot(tmp_path / "__cluster_metadata-0", 50,
-                          [topic("a", a), *[partition(a, p) for p in range(200)]],
-                          timestamp=TS0 + 5, per_batch=70)
+    write_snapshot(tmp_path / "__cluster_metadata-0", 50,
+                   [topic("a", a), *[partition(a, p) for p in range(200)]],
+                   timestamp=TS0 + 5, per_batch=70)
     log = Log(base_offset=40)
     for i in range(20):
         log.add(change(a, i % 3, leader=i % 3 + 1))

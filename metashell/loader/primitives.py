@@ -116,21 +116,27 @@ def varint_size(value: int) -> int:
     return n
 
 
-_UUID_TEXT: dict[bytes, str] = {}
+class UuidText(dict):
+    """16 raw bytes -> Kafka's UUID text (22 characters of URL-safe base64),
+    memoised: a topic id repeats once per partition, a directory id once per
+    replica. A dict whose ``__missing__`` converts, so a hit runs no Python
+    at all; it starts over past a million entries."""
 
-
-def uuid_to_str(raw: bytes) -> str:
-    """16 bytes -> Kafka's 22-character URL-safe base64 text (memoised:
-    topic ids repeat once per partition)."""
-    text = _UUID_TEXT.get(raw)
-    if text is None:
+    def __missing__(self, raw: bytes) -> str:
         if len(raw) != 16:
             raise RecordDecodeError("uuid needs 16 bytes")
-        text = base64.urlsafe_b64encode(raw)[:22].decode("ascii")
-        if len(_UUID_TEXT) > 1_000_000:
-            _UUID_TEXT.clear()
-        _UUID_TEXT[bytes(raw)] = text
-    return text
+        if len(self) >= 1_000_000:
+            self.clear()
+        text = self[raw] = base64.urlsafe_b64encode(raw)[:22].decode("ascii")
+        return text
+
+
+UUID_TEXT = UuidText()   # the one memo: decoders, the engine and tools share it
+
+
+def uuid_to_str(raw) -> str:
+    """16 bytes (``bytes``, ``bytearray`` or ``memoryview``) -> Kafka's UUID text."""
+    return UUID_TEXT[raw if type(raw) is bytes else bytes(raw)]
 
 
 def uuid_from_str(text: str) -> bytes:

@@ -331,7 +331,7 @@ class _Gen:
         # inline struct
         sfn = self.struct_fn(f.fields, version, flexible, where)
         if nullable:
-            return [f"if _i8(buf, pos)[0] < 0:", f"    {target} = None", "    pos += 1",
+            return ["if _i8(buf, pos)[0] < 0:", f"    {target} = None", "    pos += 1",
                     "else:", f"    {target}, pos = {sfn}(buf, pos + 1, {end})"]
         return [f"{target}, pos = {sfn}(buf, pos, {end})"]
 
@@ -462,18 +462,7 @@ class _Gen:
         return L
 
 
-class _UuidText(dict):
-    """16 raw bytes -> Kafka's UUID text, memoised (topic ids repeat once per
-    partition, directory ids once per replica)."""
-
-    def __missing__(self, raw: bytes) -> str:
-        if len(self) >= 1_000_000:
-            self.clear()
-        text = self[raw] = P.uuid_to_str(raw)
-        return text
-
-
-_UUIDS = _UuidText()
+_UUIDS = P.UUID_TEXT
 
 # arrays of fixed-width elements up to this count use a precompiled struct
 _SMALL_ARRAY = 32

@@ -23,7 +23,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from ..loader.primitives import uuid_to_str
+from ..loader.primitives import UUID_TEXT
 from ..loader.records import CONTROL, UNDECODABLE, Record
 from ..loader.store import RecordStore, ref_file
 from .image import (BrokerState, ControllerState, Entity, Image, PartitionState,
@@ -78,7 +78,6 @@ class ReplayEngine:
         self._snapshot = None     # (end_offset - 1, timestamp) while applying a snapshot
         self._skip_before = -1    # log records with offset < this are covered by the snapshot
         self._rules: dict = {}    # record name -> bound _apply_<name> method (None: no rule)
-        self._topic_ids: dict = {}  # raw 16 topic id bytes -> topic id text
 
     # -- feeding ------------------------------------------------------------------
 
@@ -120,7 +119,7 @@ class ReplayEngine:
                 records = [self._materialize(r[0]) if type(r) is tuple else r for r in records]
         last = None
         added = changed = 0   # partition records filed by the fast path below
-        topics, topic_ids = self.image.topics, self._topic_ids
+        topics, uuid_text = self.image.topics, UUID_TEXT
         last_raw = last_partitions = None   # the topic of the previous fast-path record
         # a snapshot's records are stamped with its last offset and time; only a
         # control record (SnapshotHeader) can change them inside a batch
@@ -140,10 +139,7 @@ class ReplayEngine:
                     if raw == last_raw:   # a topic's partitions usually come together
                         partitions = last_partitions
                     else:
-                        tid = topic_ids.get(raw)
-                        if tid is None:
-                            tid = topic_ids[raw] = uuid_to_str(raw)
-                        t = topics.get(tid)
+                        t = topics.get(uuid_text[raw])
                         partitions = t.partition_records if t is not None else None
                         last_raw, last_partitions = raw, partitions
                     if partitions is not None:
@@ -435,10 +431,7 @@ class ReplayEngine:
             b = rec._body
             if rec._end - b >= 20:
                 pid, raw = _PARTITION_KEY(buf, b)
-                tid = self._topic_ids.get(raw)
-                if tid is None:
-                    tid = self._topic_ids[raw] = uuid_to_str(raw)
-                return tid, pid
+                return UUID_TEXT[raw], pid
         d = rec.data
         if d is None:
             raise ApplyError("undecodable")
