@@ -157,6 +157,44 @@ def test_snapshot_of_partitions(tmp_path):
     assert [idx.record(i).data["partitionId"] for i in idx.find(("partition", tid, 3))] == [3]
 
 
+def test_partition_runs_agree_with_full_decoding(tmp_path):
+    """Runs of same-size partition records (indexed together): one- and
+    two-byte offset deltas, runs cut by the batch's end, by a record with a
+    key or headers, by another size; runs across topics, topics seen first
+    in a run, runs of PartitionChangeRecords, a compressed batch."""
+    tids = [f"{t:02d}".ljust(21, "B") + "A" for t in range(6)]
+    plain = dict(replicas=[1, 2, 3], isr=[1, 2, 3], leader=1, directories=[DIR] * 3)
+    outs = []
+    for p in range(40):                        # partitions before their TopicRecord
+        outs.append(record("PartitionRecord", partitionId=p, topicId=tids[p % 3], **plain))
+    outs += [record("TopicRecord", name=f"t{t}", topicId=tid) for t, tid in enumerate(tids)]
+    for p in range(150):                       # past 64 records a batch: two-byte deltas
+        outs.append(record("PartitionRecord", partitionId=p, topicId=tids[3], **plain))
+        if p == 70:                            # same size, but a key: not part of a run
+            keyed = record("PartitionRecord", partitionId=999, topicId=tids[3], **plain)
+            outs.append(Out(spec=keyed.spec, version=keyed.version, data=keyed.data, key=b"k"))
+        if p == 90:
+            outs.append(Out(spec=keyed.spec, version=keyed.version, data=keyed.data,
+                            headers=(("h", None),)))
+        if p == 100:                           # another size
+            outs.append(record("PartitionRecord", partitionId=p, topicId=tids[4], replicas=[1],
+                               isr=[1], leader=1, directories=[DIR]))
+    outs += [record("PartitionChangeRecord", partitionId=p, topicId=tids[5], leader=2) for p in range(30)]
+    w = LogWriter(1000, 2, TS)
+    w.records(outs, per_batch=130)
+    w.batch(outs[:45], codec=LZ4)
+    path = tmp_path / "00000000000000001000.log"
+    path.write_bytes(w.getvalue())
+    recs = [r for b in read_file(path) for r in b.records]
+    idx = index_file(path)
+    assert len(idx) == len(recs)
+    assert list(idx.offsets) == [r.offset for r in recs]
+    assert list(idx.types) == [r.api_key for r in recs]
+    assert [idx.entity(i) for i in range(len(idx))] == [expected_key(r) for r in recs]
+    assert [idx.record(i).offset for i in range(len(idx))] == [r.offset for r in recs]   # positions
+    assert [k[1] for k in idx.entity_keys] == tids[:3] + tids[3:]   # ids in first-seen order
+
+
 def test_damage_and_end_of_data(tmp_path, log):
     data = log.read_bytes()
     first_len = struct.unpack_from(">i", data, 8)[0] + 12
