@@ -46,7 +46,9 @@ def cluster(topics: int = 3, partitions: int = 90):
 def compare_file(path: Path) -> int:
     """Every entry of a deferred read against the plain eager read; returns
     how many were deferred."""
-    plain = [r for b in FileReader(path) for r in b.records]
+    plain = [r for b in FileReader(path, lazy=True) for r in b.records]   # record by record
+    for r in plain:
+        r.data
     store = RecordStore()
     entries = [e for b in store.open(path) for e in b.records]
     assert len(entries) == len(plain)

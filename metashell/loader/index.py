@@ -75,14 +75,12 @@ from __future__ import annotations
 
 import base64
 import mmap
-import re
 import struct
 from array import array
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from itertools import islice
 from pathlib import Path
-from typing import Callable
 
 from ..errors import CorruptDataError, RecordDecodeError
 from . import catalog, enums
@@ -91,6 +89,7 @@ from .compression import decompress
 from .primitives import ZIGZAG1 as _ZIGZAG1, ZIGZAG2 as _ZIGZAG2, read_varint, read_varlong
 from .reader import FileReader, FileSummary, _headers, _map, _why
 from .records import decode_value
+from .runs import PartitionRun, run_after
 
 __all__ = ["Index", "index_file"]
 
@@ -415,7 +414,7 @@ def _scan_data_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int, maps: 
     entity key is then looked up by its raw bytes (``maps``: raw bytes ->
     entity id), so a key is decoded only the first time it is seen. After a
     partition record, the records that repeat its size and framing are taken
-    as one run (:class:`_Run`).
+    as one run (:mod:`~metashell.loader.runs`).
     """
     payload = pos
     base = h.base_offset
@@ -506,12 +505,9 @@ def _scan_data_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int, maps: 
                     left = h.count - len(offsets)
                     if k and left > 1:
                         # a topic's partitions: the same size and framing, again and again
-                        # (the pattern checks every record; this key only finds it)
-                        run = runs.get(shape := (pos - rstart, k, bytes(buf[v - 2:v + 3])))
-                        if run is None:
-                            run = runs[shape] = _Run(bytes(buf[rstart:v + 3]), k, pos - rstart)
-                        n = run.take(buf, pos, end, left, rstart - payload, base, topics, idx,
-                                     offsets, types, positions, entities, partitions)
+                        run = run_after(runs, buf, rstart, k, pos - rstart)
+                        n = _take_run(run, buf, pos, end, left, rstart - payload, base, topics, idx,
+                                      offsets, types, positions, entities, partitions)
                         if n:
                             pos += n * run.size
                             next(islice(records, n - 1, None), None)   # n records done
@@ -590,71 +586,30 @@ def _scan_data_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int, maps: 
     _extend(idx.partitions, partitions)
 
 
-class _Run:
-    """Consecutive partition records of one size and framing, indexed together.
-
-    Kafka writes a topic's partitions one after another, and in a batch
-    they differ only in their offset delta and body. Given one record
-    (``head``: its bytes up to the value's frame header, ``k``: where the
-    value starts), a regular expression matches as many following records
-    as repeat its framing exactly: the same length bytes, any attributes, a
-    one-byte timestamp delta, an offset delta of the same width, a null key,
-    the same value length, frame, apiKey and version, then the body and a
-    header count of 0. Each of them is a record the per-record fast path
-    would accept the same way, and one ``struct`` row per record gives its
-    offset delta, partition id and topic id.
-    """
-
-    def __init__(self, head: bytes, k: int, size: int):
-        lb = 1 if head[0] < 0x80 else 2                 # length varint
-        db = 1 if head[lb + 2] < 0x80 else 2            # offset delta varint
-        vlen_and_frame = head[lb + 3 + db:]             # value length varint, frame, apiKey, version
-        body = size - k - 4                             # after the frame header, before the header count
-        delta = rb"[\x00-\x7f]" if db == 1 else rb"[\x80-\xff][\x00-\x7f]"
-        self.size = size
-        self.one_byte_delta = db == 1
-        self.pattern = re.compile(
-            rb"(?:" + re.escape(head[:lb]) + rb".[\x00-\x7f]" + delta + rb"\x01"
-            + re.escape(vlen_and_frame) + rb".{%d}\x00)*" % body, re.DOTALL)
-        # per record: offset delta byte(s), partitionId, topicId; n records: the
-        # same n times over, one struct each n (kept: a cluster's topics have a
-        # few partition counts)
-        self.row = f"{lb + 2}x{db}B{1 + len(vlen_and_frame)}xi16s{body - 20 + 1}x"
-        self.width = db + 2          # items per record
-        self.structs: dict[int, Callable] = {}
-
-    def take(self, buf, pos: int, end: int, limit: int, rel: int, base: int, topics: dict, idx,
-             offsets, types, positions, entities, partitions) -> int:
-        """Index the run at ``pos`` (at most ``limit`` records; ``rel`` is the
-        position of the record before it in the record section); returns how
-        many records it took (0: none, or too few to be worth it)."""
-        size = self.size
-        n = min((self.pattern.match(buf, pos, end).end() - pos) // size, limit)
-        if n < 2:
-            return 0
-        unpack = self.structs.get(n)
-        if unpack is None:
-            unpack = self.structs[n] = struct.Struct(">" + self.row * n).unpack_from
-        t = unpack(buf, pos)
-        w = self.width
-        if w == 3:   # one-byte offset deltas
-            offsets.extend(map(base.__add__, map(_ZIGZAG1.__getitem__, t[0::3])))
-        else:
-            offsets.extend([base + _ZIGZAG2[b0][b1] for b0, b1 in zip(t[0::4], t[1::4])])
-        raws = t[w - 1::w]
-        ents = list(map(topics.get, raws))
-        if None in ents:   # topics seen here first get their ids in record order
-            for i, raw in enumerate(raws):
-                if ents[i] is None:
-                    e = topics.get(raw)
-                    if e is None:
-                        e = topics[raw] = idx._key_id(("topic", _uuid_text(raw)))
-                    ents[i] = e
-        positions.extend(range(rel + size, rel + size * (n + 1), size))
-        types.extend([types[-1]] * n)
-        entities.extend(ents)
-        partitions.extend(t[w - 2::w])
-        return n
+def _take_run(run: PartitionRun, buf, pos: int, end: int, limit: int, rel: int, base: int,
+              topics: dict, idx: Index, offsets, types, positions, entities, partitions) -> int:
+    """Index the run of partition records at ``pos`` (at most ``limit``;
+    ``rel``: where the record before it starts in the record section);
+    returns how many records it took."""
+    n = run.match(buf, pos, end, limit)
+    if not n:
+        return 0
+    _, _, deltas, pids, raws = run.read(buf, pos, n)
+    ents = list(map(topics.get, raws))
+    if None in ents:   # topics seen here first get their ids in record order
+        for i, raw in enumerate(raws):
+            if ents[i] is None:
+                e = topics.get(raw)
+                if e is None:
+                    e = topics[raw] = idx._key_id(("topic", _uuid_text(raw)))
+                ents[i] = e
+    size = run.size
+    offsets.extend(map(base.__add__, deltas))
+    positions.extend(range(rel + size, rel + size * (n + 1), size))
+    types.extend([types[-1]] * n)
+    entities.extend(ents)
+    partitions.extend(pids)
+    return n
 
 
 def _extend(column: array, values: list) -> None:

@@ -15,6 +15,7 @@ import os
 import struct
 from array import array
 from dataclasses import dataclass, field
+from itertools import islice, repeat
 from pathlib import Path
 
 from ..errors import CorruptDataError, InputError, RecordDecodeError
@@ -23,6 +24,7 @@ from .batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, BatchScanner
 from .compression import decompress
 from .primitives import INT16, ZIGZAG1, ZIGZAG2, read_varint, read_varlong
 from .records import CONTROL, METADATA, RESOLVED, Record, fill_metadata
+from .runs import PartitionRun, run_after
 
 
 @dataclass(slots=True)
@@ -116,6 +118,7 @@ class FileReader:
         self.summary = FileSummary(str(self.path), len(self.buf))
         self.batch_positions = array("q")
         self._saw_frame0 = False
+        self._runs: dict = {}   # run shapes of partition records (loader/runs.py)
 
     def __iter__(self):
         scanner = BatchScanner(self.buf, self.path, verify_crc=self.verify_crc,
@@ -217,7 +220,10 @@ class FileReader:
         deferring = ref_base is not None and not control
         prefix, resolved, safe = _PREFIX, RESOLVED, min(end, len(buf)) - 12
         partition_key = _PARTITION_KEY
-        for _ in range(h.count if count is None else count):
+        total = h.count if count is None else count
+        records = iter(range(total))
+        runs = self._runs
+        for _ in records:
             at = pos  # where the record starts, for messages
             if fast and pos <= safe:
                 t = prefix(buf, pos)
@@ -269,6 +275,13 @@ class FileReader:
                                                             | offset_delta),
                                                 api, *partition_key(buf, vstart + 3)))
                                     pos = rend
+                                    if total - len(out) > 1:   # a topic's next partitions, alike
+                                        run = run_after(runs, buf, at, k, rend - at)
+                                        n = self._deferred_run(run, buf, pos, end, total - len(out),
+                                                               api, ref_base, payload, out)
+                                        if n:
+                                            pos += n * run.size
+                                            next(islice(records, n - 1, None), None)
                                     continue
                                 if lazy:
                                     rec = Record(base + offset_delta, base_ts + ts_delta if append_ts is None else append_ts,
@@ -299,6 +312,18 @@ class FileReader:
                                         self._saw_frame0 = True
                                     out.append(rec)
                                     pos = rend
+                                    if ((api == 3 or api == 5) and not lazy and vlen >= 23
+                                            and t[k] == 1 and total - len(out) > 1):
+                                        run = run_after(runs, buf, at, k, rend - at)
+                                        if deferring:
+                                            n = self._deferred_run(run, buf, pos, end, total - len(out),
+                                                                   api, ref_base, payload, out)
+                                        else:
+                                            n = self._eager_run(run, h, buf, pos, end, total - len(out),
+                                                                spec, decoder, t[k + 2], out)
+                                        if n:
+                                            pos += n * run.size
+                                            next(islice(records, n - 1, None), None)
                                     continue
             # length: zigzag varint (one or two bytes inline, decoded by table lookup)
             b = buf[pos]
@@ -390,6 +415,55 @@ class FileReader:
         if pos != end:
             raise RecordDecodeError(f"{end - pos} byte(s) left after the {h.count} records the batch declares")
         return out
+
+    # -- runs of partition records (loader/runs.py) ----------------------------------
+
+    def _deferred_run(self, run: PartitionRun, buf, pos: int, end: int, limit: int, api: int,
+                      ref_base: int, payload: int, out: list) -> int:
+        """Defer the run of partition records at ``pos``; returns how many it took."""
+        n = run.match(buf, pos, end, limit)
+        if not n:
+            return 0
+        attributes, ts_deltas, deltas, pids, raws = run.read(buf, pos, n)
+        if any(attributes) or any(ts_deltas):   # not as Kafka writes them: one by one
+            return 0
+        size = run.size
+        first = pos - payload + run.value_length_at
+        refs = [ref_base + (at << REF_DELTA_BITS | d)
+                for at, d in zip(range(first, first + n * size, size), deltas)]
+        out.extend(zip(refs, repeat(api, n), pids, raws))
+        return n
+
+    def _eager_run(self, run: PartitionRun, h: BatchHeader, buf, pos: int, end: int, limit: int,
+                   spec, decoder, version: int, out: list) -> int:
+        """Decode the run of partition records at ``pos``; returns how many it
+        took (it stops before a body the compiled decoder does not take whole,
+        which the per-record path then reads)."""
+        n = run.match(buf, pos, end, limit)
+        if not n:
+            return 0
+        attributes, ts_deltas, deltas, _, _ = run.read(buf, pos, n)
+        base, base_ts, epoch, bpos = h.base_offset, h.base_timestamp, h.epoch, h.position
+        append_ts = h.max_timestamp if h.log_append_time else None
+        name, api, vlen, size, zigzag1 = spec.name, spec.api_key, run.value_length, run.size, ZIGZAG1
+        first = pos + run.value
+        taken = 0
+        for vstart, d, a, tb in zip(range(first, first + n * size, size), deltas, attributes, ts_deltas):
+            try:
+                data, p = decoder(buf[vstart:vstart + vlen], 3, vlen)
+            except (RecordDecodeError, IndexError, struct.error, UnicodeDecodeError, ValueError,
+                    OverflowError):
+                break
+            if p != vlen:
+                break
+            rec = Record(base + d, base_ts + zigzag1[tb] if append_ts is None else append_ts,
+                         epoch, METADATA, name, api, version, data, bpos)
+            rec._spec = spec
+            if a:
+                rec.attributes = a
+            out.append(rec)
+            taken += 1
+        return taken
 
     def _control(self, rec: Record, key, buf, vstart: int, vend: int, vlen: int) -> None:
         rec.kind = CONTROL

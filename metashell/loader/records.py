@@ -171,9 +171,28 @@ def decode_value(value: bytes) -> Record:
     return rec
 
 
-# (frame, apiKey, version) -> (catalog message, its compiled decoder), for the
-# one-byte frame headers every real record has; filled by resolve_metadata's successes
-RESOLVED: dict[tuple, tuple] = {}
+class _Resolved(dict):
+    """(frame, apiKey, version) -> (catalog message, its compiled decoder),
+    for the one-byte frame headers every real record has; a header seen
+    for the first time is resolved on the spot (``None`` if it names no
+    known record: ``get`` then says so as fast as a hit)."""
+
+    def __missing__(self, key: tuple):
+        frame, api_key, version = key
+        if frame >= 0x80 or api_key >= 0x80 or version >= 0x80:   # longer varints
+            return None
+        spec, _ = resolve_metadata(frame, api_key, version)
+        if spec is None:
+            if len(self) < 4096:   # garbage must not grow the table without bound
+                self[key] = None
+            return None
+        hit = self[key] = (spec, spec.decoder(version))
+        return hit
+
+    get = dict.__getitem__
+
+
+RESOLVED = _Resolved()
 _RESOLVED = RESOLVED
 
 
@@ -224,8 +243,6 @@ def fill_metadata(rec: Record, buf, vstart: int, vend: int, lazy: bool) -> None:
         rec._raw = bytes(buf[vstart:vend])
         rec.make_undecodable(reason)
         return
-    if frame < 0x80 and api_key < 0x80 and version < 0x80:
-        _RESOLVED[(frame, api_key, version)] = (spec, spec.decoder(version))
     rec.name = spec.name
     rec._spec = spec
     rec._buf = buf

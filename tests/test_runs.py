@@ -1,0 +1,143 @@
+"""Runs of partition records (loader/runs.py) in the reader: records taken
+as a run are exactly the records the per-record path reads. The lazy reader
+never takes runs, so it is the reference here (the index's runs are tested
+in test_index.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from metashell.loader.compression import LZ4, ZSTD
+from metashell.loader.reader import FileReader
+from metashell.loader.store import RecordStore
+from metashell.loader.writer import LogWriter, Out, build_batch, encode_records, record, write_file
+
+TS = 1_700_000_000_000
+DIR = "XHhkr4tkSsD900pOQ8pPfg"
+FIELDS = ("offset", "timestamp", "epoch", "kind", "name", "api_key", "version", "frame", "layout",
+          "error", "position", "key", "headers", "attributes", "data")
+
+
+def tid(n: int) -> str:
+    return f"{n:02d}".ljust(21, "C") + "A"
+
+
+def partition(t: int, p: int, replicas=(1, 2, 3), **kw):
+    replicas = list(replicas)
+    return record("PartitionRecord", partitionId=p, topicId=tid(t), replicas=replicas, isr=replicas,
+                  leader=replicas[0], directories=[DIR] * len(replicas), **kw)
+
+
+def like(out: Out, **changes) -> Out:
+    return Out(spec=out.spec, version=out.version, data=out.data, **changes)
+
+
+def mixed_records() -> list[Out]:
+    """Runs of every kind and everything that ends one early."""
+    outs = [record("TopicRecord", name=f"t{t}", topicId=tid(t)) for t in range(5)]
+    for p in range(150):                                    # two-byte offset deltas past 64
+        outs.append(partition(0, p))
+        if p == 30:
+            outs.append(like(partition(0, 900), key=b"k"))             # same size, a key
+        if p == 40:
+            outs.append(like(partition(0, 901), headers=(("h", b"v"),)))
+        if p == 50:
+            outs.append(like(partition(0, 902), attributes=1))         # attributes: still a run
+        if p == 60:
+            outs.append(like(partition(0, 903), timestamp_delta=7))    # timestamp delta
+        if p == 70:
+            outs.append(partition(1, p, replicas=(1, 2)))              # another size
+        if p == 80:
+            outs.append(record("PartitionRecord", 1, partitionId=p, topicId=tid(2), replicas=[1, 2, 3],
+                               isr=[1, 2, 3], leader=1, directories=[DIR] * 3))   # another version
+        if p == 90:                                     # same size, but undecodable
+            body = bytearray(like(partition(0, 904)).encoded_value())
+            body[23] = 0x7F                             # 126 replicas: more than the body holds
+            outs.append(Out(value=bytes(body)))
+        if p == 100:                                    # same size: two replicas and 24 bytes too many
+            short = like(partition(0, 905, replicas=(1, 2))).encoded_value()
+            outs.append(Out(value=short + bytes(24)))
+    outs += [record("PartitionChangeRecord", partitionId=p, topicId=tid(3), leader=2, isr=[2, 3])
+             for p in range(40)]
+    outs += [partition(t % 5, t) for t in range(20)]       # a run across topics
+    return outs
+
+
+@pytest.fixture(params=[0, LZ4, ZSTD], ids=["none", "lz4", "zstd"])
+def path(tmp_path, request):
+    w = LogWriter(5000, 3, TS, codec=request.param)
+    w.records(mixed_records(), per_batch=173)
+    p = tmp_path / "00000000000000005000.log"
+    p.write_bytes(w.getvalue())
+    return p
+
+
+def reference(path) -> list:
+    recs = [r for b in FileReader(path, lazy=True) for r in b.records]
+    for r in recs:
+        r.data
+    return recs
+
+
+def same(a, b) -> None:
+    for f in FIELDS:
+        assert getattr(a, f) == getattr(b, f), (f, a, b)
+
+
+def test_eager_reading_with_runs_is_record_by_record_reading(path):
+    ref = reference(path)
+    got = [r for b in FileReader(path) for r in b.records]
+    assert len(got) == len(ref)
+    for a, b in zip(got, ref):
+        same(a, b)
+    assert sum(r.kind == "undecodable" for r in got) == 2
+
+
+def test_deferred_runs_name_the_records(path):
+    ref = reference(path)
+    store = RecordStore()
+    entries = [e for b in store.open(path) for e in b.records]
+    assert len(entries) == len(ref)
+    deferred = 0
+    for e, r in zip(entries, ref):
+        if type(e) is tuple:
+            deferred += 1
+            same(store.record(e[0]), r)
+            assert e[1] == r.api_key
+            assert r.data is None or (e[2] == r.data["partitionId"])
+        else:
+            same(e, r)
+    # every partition record but the keyed, headed, attributed, timestamped ones
+    assert deferred == sum(r.api_key in (3, 5) and r.kind != "control" for r in ref) - 4
+
+
+def test_log_append_time_runs(tmp_path):
+    payload, n = encode_records([partition(0, p) for p in range(10)])
+    p = tmp_path / "00000000000000000000.log"
+    write_file(p, build_batch(0, payload, n, base_timestamp=TS, max_timestamp=TS + 9, attributes=0x08))
+    got = [r for b in FileReader(p) for r in b.records]
+    assert [r.timestamp for r in got] == [TS + 9] * 10
+    for a, b in zip(got, reference(p)):
+        same(a, b)
+
+
+def test_a_run_matches_exactly_the_records_of_its_shape():
+    """PartitionRun on its own: which records it takes, and what it reads."""
+    from metashell.loader.runs import run_after
+    plain = [partition(0, p) for p in range(12)]
+    odd = [like(partition(0, 50), key=b"k"), like(partition(0, 51), timestamp_delta=100),
+           like(partition(0, 52), attributes=4)]
+    payload, n = encode_records(plain[:6] + [odd[2]] + plain[6:9] + [odd[1]] + plain[9:] + [odd[0]])
+    # records of 116 bytes: the value starts after length (2 bytes), attributes,
+    # timestamp delta, offset delta, null key and value length (2 bytes)
+    size = 2 + ((payload[0] & 0x7F) | (payload[1] << 7)) // 2
+    k = 2 + 1 + 1 + 1 + 1 + 2
+    run = run_after({}, payload, 0, k, size)
+    assert run.match(payload, size, len(payload), 100) == 9      # up to the 2-byte timestamp delta
+    assert run.match(payload, size, len(payload), 3) == 3        # never past the limit
+    assert run.match(payload, 9 * size, len(payload), 100) == 0  # one record left: not a run
+    attributes, ts, deltas, pids, raws = run.read(payload, size, 9)
+    assert list(deltas) == list(range(1, 10)) and list(pids) == [1, 2, 3, 4, 5, 52, 6, 7, 8]
+    assert list(attributes) == [0, 0, 0, 0, 0, 4, 0, 0, 0] and set(ts) == {0}
+    after = 11 * size + 1                                          # past the 2-byte timestamp delta
+    assert run.match(payload, after, len(payload), 100) == 3     # the rest, not the keyed one
