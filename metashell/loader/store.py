@@ -32,7 +32,8 @@ _FILE_SHIFT = REF_BATCH_BITS + REF_POSITION_BITS + REF_DELTA_BITS
 _BATCH_MASK = (1 << REF_BATCH_BITS) - 1
 _POSITION_MASK = (1 << REF_POSITION_BITS) - 1
 _DELTA_MASK = (1 << REF_DELTA_BITS) - 1
-_SECTIONS_KEPT = 4   # decompressed record sections kept
+_SECTIONS_KEPT = 4          # decompressed record sections kept
+_HEADERS_KEPT = 1 << 16     # batch headers kept
 
 
 def ref_file(ref: int) -> int:
@@ -90,6 +91,8 @@ class RecordStore:
             bpos = reader.batch_positions[key[1]]
             h = BatchHeader(*HEADER.unpack_from(reader.buf, bpos), bpos)
             batch = (h, None if h.codec else reader.buf, bpos + HEADER_SIZE, bpos + LOG_OVERHEAD + h.length)
+            if len(self._batches) >= _HEADERS_KEPT:   # a log of millions of small batches
+                self._batches.clear()
             self._batches[key] = batch
         if batch[1] is None:   # compressed
             section = self._section(key, batch[0], reader)
