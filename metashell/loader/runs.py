@@ -26,6 +26,20 @@ from .primitives import ZIGZAG1, ZIGZAG2
 
 MIN_RUN = 2   # fewer records are not worth the two calls
 
+_WORDS: list = []   # see _two_byte_zigzag
+
+
+def _two_byte_zigzag() -> list:
+    """A two-byte zigzag varint read as one big-endian 16-bit word -> its
+    value (``None`` where the word is no such varint): lets ``map`` decode a
+    run's offset deltas in C. Made on first use (65,536 entries)."""
+    if not _WORDS:
+        _WORDS.extend([None] * 0x8000)
+        for b0 in range(0x80, 0x100):
+            row = ZIGZAG2[b0]
+            _WORDS.extend(row + [None] * 0x80)
+    return _WORDS
+
 
 class PartitionRun:
     """The run shape of one record: ``head`` is its bytes up to and including
@@ -42,15 +56,14 @@ class PartitionRun:
         self.value = k                                  # where the value starts
         self.value_length = size - k - 1
         self.value_length_at = k - (len(vlen_and_frame) - 3)
-        self.one_byte_delta = db == 1
+        self.delta_table = ZIGZAG1 if db == 1 else _two_byte_zigzag()
         self.pattern = re.compile(
             rb"(?:" + re.escape(head[:lb]) + rb".[\x00-\x7f]" + delta + rb"\x01"
             + re.escape(vlen_and_frame) + rb".{%d}\x00)*" % body, re.DOTALL)
-        # per record: attributes, timestamp delta, offset delta byte(s), partitionId,
-        # topicId; for n records the same n times over, one struct per n (kept: a
-        # cluster's topics have a few partition counts)
-        self.row = f"{lb}xBB{db}B{1 + len(vlen_and_frame)}xi16s{body - 20 + 1}x"
-        self.width = db + 4
+        # per record: attributes, timestamp delta, offset delta (one byte, or two as
+        # one word), partitionId, topicId; for n records the same n times over, one
+        # struct per n (kept: a cluster's topics have a few partition counts)
+        self.row = f"{lb}xBB{'B' if db == 1 else 'H'}{1 + len(vlen_and_frame)}xi16s{body - 20 + 1}x"
         self.structs: dict[int, Callable] = {}
 
     @staticmethod
@@ -72,12 +85,7 @@ class PartitionRun:
         if unpack is None:
             unpack = self.structs[n] = struct.Struct(">" + self.row * n).unpack_from
         t = unpack(buf, pos)
-        w = self.width
-        if self.one_byte_delta:
-            deltas = list(map(ZIGZAG1.__getitem__, t[2::w]))
-        else:
-            deltas = [ZIGZAG2[b0][b1] for b0, b1 in zip(t[2::w], t[3::w])]
-        return t[0::w], t[1::w], deltas, t[w - 2::w], t[w - 1::w]
+        return t[0::5], t[1::5], list(map(self.delta_table.__getitem__, t[2::5])), t[3::5], t[4::5]
 
 
 def run_after(cache: dict, buf, rstart: int, k: int, size: int) -> PartitionRun:
