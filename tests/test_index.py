@@ -180,6 +180,15 @@ def test_partition_runs_agree_with_full_decoding(tmp_path):
             outs.append(record("PartitionRecord", partitionId=p, topicId=tids[4], replicas=[1],
                                isr=[1], leader=1, directories=[DIR]))
     outs += [record("PartitionChangeRecord", partitionId=p, topicId=tids[5], leader=2) for p in range(30)]
+    # topics as a snapshot has them: a TopicRecord, then its partitions (a run taken
+    # right after the TopicRecord when shaped as the last run), in other shapes too
+    more = [f"{t:02d}".ljust(21, "D") + "A" for t in range(8)]
+    for t, mid in enumerate(more):
+        outs.append(record("TopicRecord", name=f"m{t}", topicId=mid))
+        replicas = [1, 2, 3] if t % 3 else [1, 2]
+        outs += [record("PartitionRecord", partitionId=p, topicId=mid, replicas=replicas, isr=replicas,
+                        leader=1, directories=[DIR] * len(replicas)) for p in range(1 + t % 4 * 3)]
+    tids += more
     w = LogWriter(1000, 2, TS)
     w.records(outs, per_batch=130)
     w.batch(outs[:45], codec=LZ4)
@@ -192,7 +201,7 @@ def test_partition_runs_agree_with_full_decoding(tmp_path):
     assert list(idx.types) == [r.api_key for r in recs]
     assert [idx.entity(i) for i in range(len(idx))] == [expected_key(r) for r in recs]
     assert [idx.record(i).offset for i in range(len(idx))] == [r.offset for r in recs]   # positions
-    assert [k[1] for k in idx.entity_keys] == tids[:3] + tids[3:]   # ids in first-seen order
+    assert [k[1] for k in idx.entity_keys] == tids   # ids in first-seen order
 
 
 def test_damage_and_end_of_data(tmp_path, log):

@@ -421,6 +421,7 @@ def _scan_data_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int, maps: 
     first = len(idx.offsets)
     records = iter(range(h.count))
     runs = maps["runs"]
+    last_run = None   # the shape of the last run of partition records
     # list.append is far cheaper than array.append; the lists go into the
     # array columns in one step at the end of the batch
     offsets, types, positions, entities, partitions = [], [], [], [], []
@@ -505,8 +506,8 @@ def _scan_data_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int, maps: 
                     left = h.count - len(offsets)
                     if k and left > 1:
                         # a topic's partitions: the same size and framing, again and again
-                        run = run_after(runs, buf, rstart, k, pos - rstart)
-                        n = _take_run(run, buf, pos, end, left, rstart - payload, base, topics, idx,
+                        run = last_run = run_after(runs, buf, rstart, k, pos - rstart)
+                        n = _take_run(run, buf, pos, end, left, pos - payload, base, topics, idx,
                                       offsets, types, positions, entities, partitions)
                         if n:
                             pos += n * run.size
@@ -530,6 +531,15 @@ def _scan_data_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int, maps: 
                     types.append(2)
                     entities.append(e)
                     partitions.append(-1)
+                    left = h.count - len(offsets)
+                    if last_run is not None and left > 1:
+                        # its partitions follow, most likely shaped as the last topic's
+                        n = _take_run(last_run, buf, pos, end, left, pos - payload, base, topics, idx,
+                                      offsets, types, positions, entities, partitions)
+                        if n:
+                            pos += n * last_run.size
+                            next(islice(records, n - 1, None), None)
+                            last_raw, last_topic = None, None
                     continue
             elif api == 4:                 # ConfigRecord: int8 type, compact string name
                 n = buf[body + 1]
@@ -589,8 +599,7 @@ def _scan_data_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int, maps: 
 def _take_run(run: PartitionRun, buf, pos: int, end: int, limit: int, rel: int, base: int,
               topics: dict, idx: Index, offsets, types, positions, entities, partitions) -> int:
     """Index the run of partition records at ``pos`` (at most ``limit``;
-    ``rel``: where the record before it starts in the record section);
-    returns how many records it took."""
+    ``rel``: ``pos`` in the record section); returns how many records it took."""
     n = run.match(buf, pos, end, limit)
     if not n:
         return 0
@@ -605,8 +614,8 @@ def _take_run(run: PartitionRun, buf, pos: int, end: int, limit: int, rel: int, 
                 ents[i] = e
     size = run.size
     offsets.extend(map(base.__add__, deltas))
-    positions.extend(range(rel + size, rel + size * (n + 1), size))
-    types.extend([types[-1]] * n)
+    positions.extend(range(rel, rel + size * n, size))
+    types.extend([run.api] * n)
     entities.extend(ents)
     partitions.extend(pids)
     return n

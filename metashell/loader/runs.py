@@ -53,6 +53,7 @@ class PartitionRun:
         body = size - k - 4                             # after the frame header, before the header count
         delta = rb"[\x00-\x7f]" if db == 1 else rb"[\x80-\xff][\x00-\x7f]"
         self.size = size
+        self.api = head[k + 1]
         self.value = k                                  # where the value starts
         self.value_length = size - k - 1
         self.value_length_at = k - (len(vlen_and_frame) - 3)
