@@ -24,11 +24,28 @@ METADATA, CONTROL, UNDECODABLE = "metadata", "control", "undecodable"
 
 
 class Record:
-    """One record of a batch. See docs/architecture.md for the attributes."""
+    """One record of a batch. See docs/architecture.md for the attributes.
+
+    A million of these can be made in a second, so only what every record
+    has is a slot set by ``__init__``; what most records leave at its
+    default (frame 1, no key, no headers, attributes 0, nothing lazy, no
+    error) is a class attribute, and a record that differs gets its own
+    value in its ``__dict__`` (made only then)."""
 
     __slots__ = ("offset", "timestamp", "epoch", "kind", "name", "api_key", "version",
-                 "frame", "layout", "error", "position", "key", "headers", "attributes",
-                 "_data", "_spec", "_buf", "_vstart", "_body", "_end", "_raw")
+                 "position", "_data", "_spec", "__dict__")
+
+    frame = 1
+    layout = None
+    error = None
+    key = None
+    headers = ()
+    attributes = 0
+    _buf = None       # lazy: the buffer, where the value starts, where its body starts and ends
+    _vstart = 0
+    _body = 0
+    _end = 0
+    _raw = None
 
     def __init__(self, offset: int, timestamp: int, epoch: int, kind: str, name: str,
                  api_key: int | None, version: int | None, data: dict | None = None,
@@ -40,20 +57,9 @@ class Record:
         self.name = name
         self.api_key = api_key
         self.version = version
-        self.frame = 1
-        self.layout = None
-        self.error = None
         self.position = position
-        self.key = None
-        self.headers = ()
-        self.attributes = 0
         self._data = data
         self._spec = None
-        self._buf = None
-        self._vstart = 0
-        self._body = 0
-        self._end = 0
-        self._raw = None
 
     # -- the decoded value -------------------------------------------------------
 
