@@ -17,6 +17,7 @@ from metashell.loader.compression import LZ4
 from metashell.loader.index import index_file, key_from_data
 from metashell.loader.reader import read_file
 from metashell.loader.writer import LogWriter, Out, control, record, snapshot_bytes
+from test_loader_support import fix_crcs
 
 TS = 1_700_000_000_000
 T1, T2 = "X5HJ16TOTVq6t4OyiVmQOw", "JiPG0GbKRRqpJrShexbMfw"
@@ -252,19 +253,6 @@ def test_record_level_damage_is_reported_like_the_reader(tmp_path):
 
 # --------------------------------------------------------------------------- agrees under damage
 
-def _fix_crcs(data: bytes) -> bytes:
-    out = bytearray(data)
-    pos = 0
-    while pos + 61 <= len(out):
-        length = struct.unpack_from(">i", out, pos + 8)[0]
-        end = pos + 12 + length
-        if length < 49 or end > len(out):
-            break
-        struct.pack_into(">I", out, pos + 17, crc32c(bytes(out[pos + 21:end])))
-        pos = end
-    return bytes(out)
-
-
 def _small_log() -> bytes:
     w = LogWriter(0, 1, TS)
     w.leader_change(1, [1])
@@ -286,7 +274,7 @@ def test_index_and_reader_agree_on_damaged_input(tmp_path_factory, flips, skip):
     for pos, value in flips:
         data[pos] = value
     path = tmp_path_factory.mktemp("fz") / "x.log"
-    path.write_bytes(_fix_crcs(bytes(data)))
+    path.write_bytes(fix_crcs(bytes(data)))
     reader = read_file(path, skip_damage=skip)
     try:
         recs = [r for b in reader for r in b.records]

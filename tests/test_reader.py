@@ -18,10 +18,11 @@ from hypothesis import strategies as st
 
 from metashell.errors import CorruptDataError, InputError
 from metashell.loader import catalog
-from metashell.loader.batch import ATTR_CONTROL, HEADER_SIZE, crc32c
+from metashell.loader.batch import ATTR_CONTROL, crc32c
 from metashell.loader.compression import GZIP, LZ4, SNAPPY, ZSTD
 from metashell.loader.index import index_file
 from metashell.loader.reader import read_file, read_records
+from test_loader_support import fix_crcs
 from metashell.loader.writer import (
     LogWriter, Out, build_batch, control, encode_batch, encode_records, record,
 )
@@ -403,20 +404,6 @@ def valid_log() -> bytes:
 
 
 VALID = valid_log()
-
-
-def fix_crcs(data: bytes) -> bytes:
-    """Recompute the CRC of every batch whose framing still parses."""
-    out = bytearray(data)
-    pos = 0
-    while pos + HEADER_SIZE <= len(out):
-        length = struct.unpack_from(">i", out, pos + 8)[0]
-        end = pos + 12 + length
-        if length < 49 or end > len(out):
-            break
-        struct.pack_into(">I", out, pos + 17, crc32c(bytes(out[pos + 21:end])))
-        pos = end
-    return bytes(out)
 
 
 FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -512,7 +512,6 @@ def _scan_data_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int, maps: 
                         if n:
                             pos += n * run.size
                             next(islice(records, n - 1, None), None)   # n records done
-                            last_raw, last_topic = None, None
                     continue
             elif api == 20:                # NoOpRecord
                 types.append(20)
@@ -539,7 +538,6 @@ def _scan_data_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int, maps: 
                         if n:
                             pos += n * last_run.size
                             next(islice(records, n - 1, None), None)
-                            last_raw, last_topic = None, None
                     continue
             elif api == 4:                 # ConfigRecord: int8 type, compact string name
                 n = buf[body + 1]

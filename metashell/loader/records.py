@@ -199,7 +199,6 @@ class _Resolved(dict):
 
 
 RESOLVED = _Resolved()
-_RESOLVED = RESOLVED
 
 
 def fill_metadata(rec: Record, buf, vstart: int, vend: int, lazy: bool) -> None:
@@ -212,7 +211,7 @@ def fill_metadata(rec: Record, buf, vstart: int, vend: int, lazy: bool) -> None:
         api_key = buf[vstart + 1]
         version = buf[vstart + 2]
         if frame < 0x80 and api_key < 0x80 and version < 0x80:
-            hit = _RESOLVED.get((frame, api_key, version))
+            hit = RESOLVED.get((frame, api_key, version))
             if hit is not None:
                 spec, decoder = hit
                 rec.frame, rec.api_key, rec.version = frame, api_key, version
