@@ -456,3 +456,21 @@ def test_big_records_with_long_varints(tmp_path):
         assert [r.offset for r in recs] == [7, 8, 9, 10, 11, 12]
         assert [r.data["value"] for r in recs if r.name == "ConfigRecord"] == [big, big * 2, big * 2, big]
         assert list(index_file(path).offsets) == [7, 8, 9, 10, 11, 12]
+
+
+def test_reader_reads_a_buffer_named_by_path(tmp_path):
+    """Bytes from elsewhere (a live fetch) read exactly like the same bytes in a
+    file, and damage in them is reported under the name given."""
+    data = batch([record("TopicRecord", name="t", topicId=TOPIC)], 0) + batch(
+        [record("PartitionRecord", partitionId=0, topicId=TOPIC, replicas=[1], isr=[1],
+                leader=1)], 1)
+    f = tmp_path / "00000000000000000000.log"
+    f.write_bytes(data)
+    from_file = [(r.offset, r.name, r.data) for r in read_records(f)]
+    from_buf = [(r.offset, r.name, r.data)
+                for r in read_records("controller 1@[::1]:9093", buf=data)]
+    assert from_buf == from_file and len(from_buf) == 2
+    bad = bytearray(data)
+    bad[-1] ^= 0xFF
+    with pytest.raises(CorruptDataError, match=r"^controller 1@\[::1\]:9093 \(byte \d+"):
+        list(read_records("controller 1@[::1]:9093", buf=bytes(bad)))

@@ -105,16 +105,19 @@ class FileReader:
     record when it is needed. A million-partition snapshot loads without a
     million objects; ``batch_positions`` lists where each batch starts, for
     the store.
+
+    ``buf``: read these bytes instead of mapping ``path`` (records fetched
+    from a live quorum); ``path`` then only names them in messages.
     """
 
     def __init__(self, path, *, verify_crc: bool = True, skip_damage: bool = False,
-                 lazy: bool = False, defer: int | None = None):
+                 lazy: bool = False, defer: int | None = None, buf=None):
         self.path = Path(path)
         self.verify_crc = verify_crc
         self.skip_damage = skip_damage
         self.lazy = lazy
         self.defer = defer
-        self.buf = _map(self.path)
+        self.buf = _map(self.path) if buf is None else buf
         self.summary = FileSummary(str(self.path), len(self.buf))
         self.batch_positions = array("q")
         self._saw_frame0 = False
