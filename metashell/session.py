@@ -20,6 +20,7 @@ from .errors import CorruptDataError, InputError, MetashellError
 from .fs import paths
 from .fs.tree import build_root
 from .loader import inputs
+from .loader.append_times import SegmentAppendTimes
 from .loader.reader import FileReader
 from .replay.describe import describe
 from .replay.engine import ReplayEngine
@@ -33,14 +34,18 @@ class Session:
     """A loaded source: the image, its tree and what loading had to say."""
 
     def __init__(self, source: str, plan, engine: ReplayEngine, warnings: list[str],
-                 show_secrets: bool):
+                 show_secrets: bool, times=None):
         self.source = source
         self.plan = plan
         self.engine = engine
         self.image = engine.image
         self.warnings = warnings
         self.show_secrets = show_secrets
-        self.root = build_root(self.image, show_secrets=show_secrets, local=self._local())
+        # batch append times by offset (brokers' start times): the plan's segments,
+        # those before the snapshot included, unless the caller has its own source
+        self.times = times if times is not None else SegmentAppendTimes(plan.all_segments)
+        self.root = build_root(self.image, show_secrets=show_secrets, local=self._local(),
+                               times=self.times)
 
     def _local(self) -> dict:
         plan = self.plan
@@ -72,7 +77,7 @@ class Session:
         return [str(p) for p in self.engine.problems[since:]]
 
     def summary(self) -> dict:
-        return summarize(self.image, self.engine, self.counts())
+        return summarize(self.image, self.engine, self.counts(), self.times)
 
     def changes(self, path: str) -> list[dict]:
         """The records that created or changed the entity at ``path``."""

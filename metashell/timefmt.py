@@ -17,3 +17,23 @@ def iso_time(ms: "int | None") -> "str | None":
     except (OverflowError, ValueError):
         return str(ms)
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+_UNITS = (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000))
+
+
+def duration(ms: "int | None") -> "str | None":
+    """A span of ms as its two largest units (``3d 4h``, ``5m 2s``; under a
+    second ``0s``); None when unknown. A negative span (a clock stepped
+    back between controllers) keeps its sign."""
+    if ms is None:
+        return None
+    sign, rest = ("-", -ms) if ms < 0 else ("", ms)
+    parts = []
+    for unit, size in _UNITS:
+        n, rest = divmod(rest, size)
+        if n or parts:
+            parts.append(f"{n}{unit}")
+        if len(parts) == 2:
+            break
+    return sign + (" ".join(p for p in parts if not p.startswith("0")) or "0s")

@@ -20,8 +20,12 @@ def _entry(name: str, node) -> dict:
         size = len(value_text(node.value()))
     change = node.last_change()
     offset, ms = change if change is not None else (None, None)
-    return {"name": name, "type": "dir" if node.is_dir else "file", "size": size,
-            "offset": offset, "time": iso_time(ms) if ms is not None else None}
+    entry = {"name": name, "type": "dir" if node.is_dir else "file", "size": size,
+             "offset": offset, "time": iso_time(ms) if ms is not None else None}
+    note = node.note()
+    if note:
+        entry["note"] = note
+    return entry
 
 
 def _children(node):
@@ -45,11 +49,33 @@ otherwise one name per line.
 -l prints one line per entry: type (d or -), size (a directory: its number
 of children; a file: the length of its text as cat prints it), the offset
 and ISO-8601 UTC time of the record that last changed it ('-' if unknown),
-and the name.
+and the name, followed by a note in parentheses where there is one:
+
+  /brokers/<id>                 when the broker registered its current
+                                incarnation (started), and at which offset
+  /brokers/<id>/registeredAt    why it is null: no file holds the batch at
+                                the registration offset (the segments were
+                                deleted after a snapshot covered them, a
+                                snapshot file was loaded on its own, a live
+                                session did not fetch that far back, the log
+                                is damaged there)
+  /brokers/<id>/registeredAtOffset
+                                why it is null: the broker epoch is not an
+                                offset of this log (a ZooKeeper broker being
+                                migrated, whose epoch is ZooKeeper's, or an
+                                epoch beyond the log's last offset)
+
+registeredAtOffset is the broker epoch: a KRaft controller takes it from
+the log offset of the write that registers the broker. registeredAt is the
+append time of that write's batch: the record's own time when it was
+replayed, else read from the batch headers of the segments before the
+snapshot (never decoding a record; the first metadata batch from that
+offset on, as a Raft control batch the controller did not count can sit at
+the epoch's offset).
 
 --output json: a JSON array of names; with several PATHs or a glob, an
 object mapping each matched path to its array. With -l the names become
-objects {name, type, size, offset, time}.
+objects {name, type, size, offset, time}, plus "note" where there is one.
 
 Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
 
@@ -127,10 +153,12 @@ Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
             rows = []
             for name, node in pairs:
                 e = _entry(name, node)
+                shown_name = style(name, DIR_STYLE, ctx.color and node.is_dir)
+                if "note" in e:
+                    shown_name += f"  ({e['note']})"
                 rows.append(["d" if node.is_dir else "-", str(e["size"]),
                              "-" if e["offset"] is None else str(e["offset"]),
-                             e["time"] or "-",
-                             style(name, DIR_STYLE, ctx.color and node.is_dir)])
+                             e["time"] or "-", shown_name])
             ctx.write_lines(table_lines(rows, right=(1, 2)))
             return
         if pairs is None:

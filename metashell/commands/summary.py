@@ -4,6 +4,25 @@ from __future__ import annotations
 
 from metashell.commands.base import OK, Command
 from metashell.render import json_text, summary_lines
+from metashell.timefmt import duration
+
+
+def _start_text(row: dict) -> str:
+    """One broker's start in text: time, offset and age, or why unknown."""
+    at = "" if row["registeredAtOffset"] is None else f"offset {row['registeredAtOffset']}"
+    if row["registeredAt"] is None:
+        return f"{at + ', ' if at else ''}time unknown: {row['note']}"
+    age = duration(row["ageMs"])
+    return row["registeredAt"] + "".join(f"  {t}" for t in (at, age and f"up {age}") if t)
+
+
+def text_view(data: dict) -> dict:
+    """The summary as text shows it: each broker's start on one line."""
+    brokers = dict(data.get("brokers") or {})
+    if "started" not in brokers:
+        return data
+    brokers["started"] = {str(r["brokerId"]): _start_text(r) for r in brokers["started"]}
+    return {**data, "brokers": brokers}
 
 
 class Summary(Command):
@@ -17,12 +36,24 @@ offline and under-min-ISR partitions; metadata.version and the other
 features; the last applied offset and time; records skipped while loading.
 Text: aligned 'key: value' lines, nested groups indented.
 
---output json: one JSON object with the same keys."""
+brokers.started lists each broker's start, newest first (by registration
+offset, the log's order): when it registered its current incarnation
+(/brokers/<id>/registeredAt), at which offset (registeredAtOffset, the
+broker epoch) and its age, how long before lastTime (the last applied
+batch; on a running cluster's directory that is about now, as the active
+controller appends a record every 500 ms). Text: one line per broker,
+'<id>: <time>  offset <n>  up <age>'; where the time is unknown, why (see
+'man ls': the segments holding the offset are gone, or the epoch is not an
+offset).
+
+--output json: one JSON object with the same keys; brokers.started is an
+array of {brokerId, registeredAt, registeredAtOffset, ageMs, note} (note:
+why a value is null, else null)."""
 
     def run(self, ctx, args) -> int:
         data = ctx.session.summary()
         if ctx.json:
             ctx.write(json_text(data))
         else:
-            ctx.write_lines(summary_lines(data))
+            ctx.write_lines(summary_lines(text_view(data)))
         return OK

@@ -11,6 +11,15 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 
+#: a node's ``ls -l`` remark: text, or a function giving it when asked (so that
+#: a remark that costs a lookup is made only when ``ls -l`` shows it)
+Note = "str | Callable[[], str | None] | None"
+
+
+def _note(note) -> "str | None":
+    return note() if callable(note) else note
+
+
 def sort_names(names: Iterable[str]) -> list[str]:
     """Numeric order when every name is an integer (partitions, broker ids),
     lexical order otherwise."""
@@ -42,6 +51,11 @@ class Node:
         """(offset, timestamp ms) of the record that last changed this node."""
         return None
 
+    def note(self) -> "str | None":
+        """A remark ``ls -l`` shows beside the name: why a value is null, or
+        what a directory stands for (a broker's start)."""
+        return None
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
 
@@ -50,17 +64,21 @@ class Leaf(Node):
     """A file whose value is computed on demand (or given)."""
 
     def __init__(self, name: str, value: Any = None, *, compute: Callable[[], Any] | None = None,
-                 change: "tuple[int, int] | None" = None):
+                 change: "tuple[int, int] | None" = None, note: "Note" = None):
         super().__init__(name)
         self._value = value
         self._compute = compute
         self._change = change
+        self._note = note
 
     def value(self) -> Any:
         return self._compute() if self._compute is not None else self._value
 
     def last_change(self):
         return self._change
+
+    def note(self):
+        return _note(self._note)
 
 
 class DictDir(Node):
@@ -69,10 +87,11 @@ class DictDir(Node):
     is_dir = True
 
     def __init__(self, name: str, entries: "dict[str, Any] | None" = None,
-                 change: "tuple[int, int] | None" = None):
+                 change: "tuple[int, int] | None" = None, note: "Note" = None):
         super().__init__(name)
         self._entries = entries if entries is not None else {}
         self._change = change
+        self._note = note
 
     def children(self) -> list[str]:
         return sort_names(self._entries)
@@ -85,6 +104,9 @@ class DictDir(Node):
 
     def last_change(self):
         return self._change
+
+    def note(self):
+        return _note(self._note)
 
 
 def from_json(name: str, value: Any) -> Node:

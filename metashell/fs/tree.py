@@ -14,6 +14,7 @@ import base64
 from typing import Any
 
 from ..loader import enums
+from ..replay.registration import registration_offset, registration_time
 from ..timefmt import iso_time
 from .node import DictDir, Leaf, Node, sort_names
 
@@ -27,10 +28,13 @@ class View:
     """What every node of one tree shares: the image, the engine (for folding
     partitions) and the display options."""
 
-    def __init__(self, image, *, show_secrets: bool = False, local: dict | None = None):
+    def __init__(self, image, *, show_secrets: bool = False, local: dict | None = None,
+                 times=None):
         self.image = image
         self.show_secrets = show_secrets
         self.local = local or {}
+        # append times by offset, for brokers registered before what was replayed
+        self.times = times
 
     def secret(self, value: Any) -> Any:
         return value if self.show_secrets else REDACTED
@@ -50,8 +54,11 @@ class _Dir(Node):
         return self.view.image
 
 
-def build_root(image, *, show_secrets: bool = False, local: dict | None = None) -> Node:
-    view = View(image, show_secrets=show_secrets, local=local)
+def build_root(image, *, show_secrets: bool = False, local: dict | None = None,
+               times=None) -> Node:
+    """The tree over ``image``; ``times`` gives batch append times by offset
+    (see :mod:`metashell.loader.append_times`) for the brokers' start times."""
+    view = View(image, show_secrets=show_secrets, local=local, times=times)
     return RootDir("", view)
 
 
@@ -123,12 +130,28 @@ class BrokersDir(_Dir):
         if b is None:
             return None
         ch = b.change
+        last, times = self.image.last_offset, self.view.times
+        offset, offset_why = registration_offset(b, last)
+
+        def start():   # looked up only when asked: it may read segment headers
+            return registration_time(b, last, times)
+
         return DictDir(name, {
             "registration": Leaf("registration", compute=lambda: broker_registration(b), change=ch),
             "isFenced": Leaf("isFenced", b.fenced, change=ch),
             "inControlledShutdown": Leaf("inControlledShutdown", b.in_controlled_shutdown, change=ch),
-            "registeredAt": Leaf("registeredAt", iso_time(b.registered_at), change=ch),
-        }, change=ch)
+            "registeredAt": Leaf("registeredAt", compute=lambda: iso_time(start()[0]), change=ch,
+                                 note=lambda: start()[1]),
+            "registeredAtOffset": Leaf("registeredAtOffset", offset, change=ch, note=offset_why),
+        }, change=ch, note=lambda: start_note(offset, *start()))
+
+
+def start_note(offset, ms, why) -> str:
+    """A broker's start, as ``ls -l /brokers`` shows it."""
+    at = "" if offset is None else f" at offset {offset}"
+    if ms is None:
+        return f"registered{at}, time unknown: {why}"
+    return f"registered {iso_time(ms)}{at}"
 
 
 class ControllersDir(_Dir):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..loader import enums
 from ..timefmt import iso_time
+from .registration import started
 
 DEFAULT_MIN_ISR = 1
 
@@ -23,7 +24,9 @@ def _min_isr(image, topic_name: str, cluster_default: int) -> int:
         return cluster_default
 
 
-def summarize(image, engine, counts: dict) -> dict:
+def summarize(image, engine, counts: dict, times=None) -> dict:
+    """``times`` gives batch append times by offset for the brokers' start
+    (see :mod:`.registration`); without it, only replayed registrations have one."""
     brokers = image.brokers
     default_keys = image.configs.get(("broker", ""), {})
     try:
@@ -51,6 +54,7 @@ def summarize(image, engine, counts: dict) -> dict:
             "ids": sorted(brokers),
             "fenced": sorted(b for b, s in brokers.items() if s.fenced),
             "inControlledShutdown": sorted(b for b, s in brokers.items() if s.in_controlled_shutdown),
+            "started": started(image, times),
         },
         "controllers": sorted(image.controllers),
         "topics": len(image.topics),
