@@ -55,6 +55,6 @@ def started(image, times) -> list[dict]:
         age = image.last_time - ms if ms is not None and image.last_time >= 0 else None
         rows.append({"brokerId": bid, "registeredAt": iso_time(ms), "registeredAtOffset": offset,
                      "ageMs": age, "note": time_why or offset_why})
-    rows.sort(key=lambda r: (r["registeredAtOffset"] is not None, r["registeredAtOffset"] or 0,
-                             r["brokerId"]), reverse=True)
+    rows.sort(key=lambda r: (r["registeredAtOffset"] is None, -(r["registeredAtOffset"] or 0),
+                             r["brokerId"]))
     return rows
