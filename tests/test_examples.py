@@ -261,8 +261,12 @@ def test_brokers_and_controllers(session):
         ("REPLICATION", "SSL"), ("SASL_SSL", "SASL_SSL")]
     assert len(reg["logDirs"]) == 1
     assert reg["features"]["metadata.version"] == {"min": 7, "max": 29}
-    # broker 1 restarted after the snapshot; the others were registered before it
+    # broker 1 restarted after the snapshot; the others were registered before it, and
+    # their times come from the batch headers of the segment the snapshot covers
     assert value(session, "/brokers/1/registeredAt").startswith("2026-03-03T07:31:40")
+    assert value(session, "/brokers/2/registeredAt").startswith("2026-03-02T08:00:02")
+    assert value(session, "/brokers/4/registeredAt").startswith("2026-03-02T14:00:05")
+    assert session.image.brokers[2].registered_at is None
     assert ls(session, "/controllers") == [str(c) for c in CONTROLLERS]
     assert value(session, "/controllers/101/registration")["listeners"][0]["name"] == "CONTROLLER"
 
