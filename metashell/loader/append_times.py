@@ -35,7 +35,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from ..errors import CorruptDataError
-from .batch import CRC_START, PEEK, BatchScanner, crc32c
+from .batch import CRC_START, HEADER, HEADER_SIZE, BatchHeader, BatchScanner, crc32c
 
 Answer = tuple  # (append time ms | None, reason | None)
 
@@ -77,6 +77,8 @@ class SegmentAppendTimes:
             return self._walk(i, offset)
         except CorruptDataError as e:
             return None, f"the log is damaged before the batch was found: {e}"
+        except OSError as e:   # a segment deleted (or made unreadable) since loading
+            return None, f"{e.filename}: cannot read it ({e.strerror or e})"
 
     def _walk(self, i: int, offset: int) -> Answer:
         segs = self._segments
@@ -101,24 +103,22 @@ class SegmentAppendTimes:
     def _headers(self, i: int, offset: int):
         """``(segment, header)`` from near ``offset`` in segment ``i`` on, into
         the following segments (a control batch can end a segment), leaving
-        marks on the way. Damage is raised as :class:`CorruptDataError`."""
+        marks on the way. Damage is raised as :class:`CorruptDataError`, an
+        unreadable file as ``OSError``."""
         segs = self._segments
         start = self._start(i, offset)
         for j in range(i, len(segs)):
             seg = segs[j]
             marks = self._marks.setdefault(j, [])
-            try:
-                with open(seg.path, "rb") as f, _mapped(f) as buf:
-                    if start >= len(buf):
-                        start = 0
-                    next_mark = start + MARK_BYTES
-                    for h in BatchScanner(buf, seg.path, verify_crc=False, start=start):
-                        if h.position >= next_mark:
-                            _add_mark(marks, (h.last_offset, h.position))
-                            next_mark = h.position + MARK_BYTES
-                        yield seg, h
-            except OSError as e:
-                raise CorruptDataError(seg.path, 0, f"a readable segment ({e.strerror or e})")
+            with open(seg.path, "rb") as f, _mapped(f) as buf:
+                if start >= len(buf):
+                    start = 0
+                next_mark = start + MARK_BYTES
+                for h in BatchScanner(buf, seg.path, verify_crc=False, start=start):
+                    if h.position >= next_mark:
+                        _add_mark(marks, (h.last_offset, h.position))
+                        next_mark = h.position + MARK_BYTES
+                    yield seg, h
             start = 0
 
     def _start(self, i: int, offset: int) -> int:
@@ -158,7 +158,7 @@ def _index_position(seg, offset: int) -> int:
     """Where the segment's ``.index`` says to look for ``offset``: the
     position of the last indexed batch ending at or before it (an entry names
     the last offset of the batch at its position); 0 without an index, or
-    when the entry does not agree with the log. Kafka pre-allocates the
+    when no such batch is at that position. Kafka pre-allocates the
     active segment's index with zeros past the last entry, so the entries are
     the first one and those after it with a relative offset above 0."""
     target = offset - seg.base_offset
@@ -184,9 +184,17 @@ def _index_position(seg, offset: int) -> int:
                 return 0
             rel, pos = entry(idx, (lo - 1) * size)
         with open(seg.path, "rb") as g, _mapped(g) as log:
-            if pos < 0 or pos + PEEK.size > len(log):
-                return 0
-            base, _length, _epoch, magic = PEEK.unpack_from(log, pos)
-            return pos if magic == 2 and base <= seg.base_offset + rel else 0
+            return pos if _batch_at(log, pos, seg.base_offset + rel) else 0
     except OSError:
         return 0
+
+
+def _batch_at(log, pos: int, last_offset: int) -> bool:
+    """Whether a whole batch, ending at or before ``last_offset``, starts at
+    ``pos`` (its CRC checked: an index left from before a crash can point
+    anywhere)."""
+    if pos < 0 or pos + HEADER_SIZE > len(log):
+        return False
+    h = BatchHeader(*HEADER.unpack_from(log, pos), pos)
+    return (h.magic == 2 and h.last_offset <= last_offset and h.end <= len(log)
+            and crc32c(log[pos + CRC_START:h.end]) == h.crc)
