@@ -20,8 +20,9 @@ Scenarios, each in fresh processes (the fastest of ``--rounds`` counts):
                 (every broker's start time, looked up cold), with and
                 without the ``.index``
 
-``--callgrind`` also counts the instructions of a whole ``load`` process
-(valgrind) for both trees: immune to the other work on this shared machine.
+``--callgrind`` also counts the instructions (valgrind) of a whole ``load``
+process and of one that only imports, for both trees: immune to the other
+work on this shared machine, and the difference is the load alone.
 
     git archive main metashell | (mkdir -p /tmp/base && tar -x -C /tmp/base)
     python bench/start_times.py --baseline /tmp/base --callgrind
@@ -123,7 +124,12 @@ def scenario_starts(path: Path) -> dict:
     return {"seconds": t.seconds, "brokers": len(rows), "known": known}
 
 
-RUN = {"load": scenario_load, "starts": scenario_starts}
+def scenario_imports(path: Path) -> dict:
+    """Nothing past the imports: callgrind subtracts this from ``load``."""
+    return {"seconds": 0.0}
+
+
+RUN = {"load": scenario_load, "starts": scenario_starts, "imports": scenario_imports}
 
 
 def child(what: str, path: Path) -> None:
@@ -147,12 +153,17 @@ def _fresh(args: list[str], code: Path | None) -> dict:
     return json.loads(proc.stdout.splitlines()[-1])
 
 
-def _instructions(path: Path, code: Path | None) -> int:
-    env = dict(os.environ)
+def _instructions(what: str, path: Path, code: Path | None) -> int:
+    """Instructions of a whole ``--child what`` process under callgrind, with
+    compiled modules (cached under ``bench/out/pycache``, as an installed
+    package has them) and a fixed hash seed, so that runs repeat exactly."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(PYTHONPYCACHEPREFIX=str(OUT_DIR / "pycache"), PYTHONHASHSEED="0")
     if code is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(code), str(Path(__file__).parent)])
-    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                           sys.executable, __file__, "--child", "load", str(path)],
+    cmd = [sys.executable, __file__, "--child", what, str(path)]
+    subprocess.run(cmd, capture_output=True, env=env, timeout=3600)   # compiles the modules
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
                           capture_output=True, text=True, env=env, timeout=3600)
     m = re.search(r"Collected\s*:\s*(\d+)", proc.stderr)
     if proc.returncode != 0 or m is None:
@@ -198,12 +209,17 @@ def main(argv=None) -> int:
     print()
     print_table(["scenario", "code / source", "seconds (best)", "ms per broker"], rows)
     if args.callgrind:
-        counts = {name: _instructions(root, code) for name, code in trees}
-        print()
-        for name, n in counts.items():
-            print(f"callgrind instructions, load, {name}: {n:,}")
+        rows = []
+        for name, code in trees:
+            load, imports = (_instructions(what, root, code) for what in ("load", "imports"))
+            rows.append([name, f"{load:,}", f"{imports:,}", f"{load - imports:,}"])
         if args.baseline:
-            print(f"ratio this/baseline: {counts['this tree'] / counts['baseline']:.4f}")
+            rows.append(["ratio this/baseline"] + [
+                f"{int(a.replace(',', '')) / int(b.replace(',', '')):.4f}"
+                for a, b in zip(rows[0][1:], rows[1][1:])])
+        print()
+        print_table(["callgrind instructions", "load process", "imports only",
+                     "load - imports"], rows)
     return 0
 
 
