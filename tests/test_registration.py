@@ -28,6 +28,7 @@ from metashell.loader.append_times import NO_LOG, SegmentAppendTimes
 from metashell.loader.inputs import parse_snapshot_name, plan
 from metashell.loader.reader import read_file
 from metashell.session import open_session
+from metashell.timefmt import duration
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 LOGDIRS = sorted(d.name for d in CORPORA.glob("*") if (d / "__cluster_metadata-0").is_dir())
@@ -211,3 +212,12 @@ def test_load_reads_no_segment_before_the_snapshot_until_asked(retained, monkeyp
     assert calls == []
     cat(s.root, "/brokers/3/registeredAt")
     assert calls == [20]
+
+
+@pytest.mark.parametrize("ms,text", [
+    (None, None), (0, "0s"), (999, "0s"), (61_000, "1m 1s"), (3_600_000, "1h"),
+    (5 * 3_600_000 + 120_005, "5h 2m"), (3 * 86_400_000 + 4 * 3_600_000 + 59_000, "3d 4h"),
+    (3 * 86_400_000 + 61_000, "3d"), (-61_000, "-1m 1s"),
+])
+def test_ages_print_as_their_two_largest_units(ms, text):
+    assert duration(ms) == text
