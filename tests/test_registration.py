@@ -27,6 +27,7 @@ from metashell.fs.tree import build_root
 from metashell.loader.append_times import NO_LOG, SegmentAppendTimes
 from metashell.loader.inputs import parse_snapshot_name, plan
 from metashell.loader.reader import read_file
+from metashell.replay.registration import NO_TIMES
 from metashell.session import open_session
 from metashell.timefmt import duration
 
@@ -221,3 +222,13 @@ def test_load_reads_no_segment_before_the_snapshot_until_asked(retained, monkeyp
 ])
 def test_ages_print_as_their_two_largest_units(ms, text):
     assert duration(ms) == text
+
+
+def test_a_tree_without_a_source_of_times_says_so(retained):
+    # as a live session that started from a snapshot builds it: no append times given
+    path, _, _ = retained
+    snap = next((path / "__cluster_metadata-0").glob("*.checkpoint"))
+    root = build_root(open_session(snap).image)
+    assert cat(root, "/brokers/3/registeredAt") is None
+    assert node(root, "/brokers/3/registeredAt").note() == NO_TIMES
+    assert node(root, "/brokers").child("3").note() == f"registered at offset 20, time unknown: {NO_TIMES}"

@@ -13,8 +13,11 @@ Every answer is ``(value, None)`` or ``(None, why)``, so the tree and
 
 from __future__ import annotations
 
-from ..loader.append_times import NO_LOG
 from ..timefmt import iso_time
+
+#: why a time is unknown when the source gives no append times (a live session
+#: that started from a snapshot, an image without its files)
+NO_TIMES = "no log before the snapshot was read (a snapshot keeps the epoch, not the time)"
 
 
 def registration_offset(broker, last_offset: int) -> tuple:
@@ -39,7 +42,7 @@ def registration_time(broker, last_offset: int, times) -> tuple:
     if offset is None:
         return None, why
     if times is None:
-        return None, NO_LOG
+        return None, NO_TIMES
     return times.write_time(offset)
 
 
