@@ -85,7 +85,8 @@ def test_before_the_first_segment(tmp_path):
     seg = Segment(tmp_path, 500, [2])
     ms, why = times(seg).write_time(42)
     assert ms is None
-    assert why.startswith(f"offset 42 is before the first segment ({segment_name(500)} starts at 500)")
+    assert why == (f"offset 42 is before the first segment, {segment_name(500)}, which starts at "
+                   "500; the segments holding it were deleted once a snapshot covered them")
 
 
 def test_in_a_gap_between_segments(tmp_path):

@@ -146,8 +146,8 @@ def test_deleted_segments_offset_shown_time_null_reason_given(retained):
         "9": ("2023-11-14T22:15:00.029Z", 29),
     }
     why = node(root, "/brokers/2/registeredAt").note()
-    assert why.startswith("offset 2 is before the first segment (00000000000000000010.log starts "
-                          "at 10)")
+    assert why.startswith("offset 2 is before the first segment, 00000000000000000010.log, which "
+                          "starts at 10;")
     assert node(root, "/brokers/2/registeredAtOffset").note() is None
     assert "ZooKeeper" in node(root, "/brokers/8/registeredAtOffset").note()
     assert "broker epoch 5000 is not an offset of this log" in node(root, "/brokers/7/registeredAt").note()
@@ -161,8 +161,8 @@ def test_ls_l_shows_starts_and_reasons(retained):
     lines = out.splitlines()
     assert lines[0].endswith(f"1  (registered 2023-11-14T22:30:00.000Z at offset {again})")
     assert lines[1].endswith("2  (registered at offset 2, time unknown: offset 2 is before the first "
-                             "segment (00000000000000000010.log starts at 10): the segments holding "
-                             "it were deleted once a snapshot covered them)")
+                             "segment, 00000000000000000010.log, which starts at 10; the segments "
+                             "holding it were deleted once a snapshot covered them)")
     assert lines[2].endswith(f"3  (registered 2023-11-14T22:26:17.000Z at offset {b3})")
     status, out = sh(path, "ls", "-l", "/brokers/2")
     assert "registeredAt  (offset 2 is before the first segment" in out

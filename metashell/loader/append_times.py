@@ -41,7 +41,7 @@ Answer = tuple  # (append time ms | None, reason | None)
 
 _INDEX_ENTRY = struct.Struct(">ii")   # relative offset, byte position
 #: why a source without segments (a snapshot file alone) has no times
-NO_LOG = "no log segment was loaded (load the whole metadata log directory to look it up)"
+NO_LOG = "no log segment was loaded; load the metadata log directory to look it up"
 #: a walk leaves a mark (last offset, position) about this often, so the next
 #: lookup in the same segment starts near its offset
 MARK_BYTES = 64 * 1024
@@ -70,8 +70,8 @@ class SegmentAppendTimes:
             return None, NO_LOG
         i = bisect.bisect_right(self._bases, offset) - 1
         if i < 0:
-            return None, (f"offset {offset} is before the first segment ({segs[0].path.name} "
-                          f"starts at {segs[0].base_offset}): the segments holding it were "
+            return None, (f"offset {offset} is before the first segment, {segs[0].path.name}, "
+                          f"which starts at {segs[0].base_offset}; the segments holding it were "
                           "deleted once a snapshot covered them")
         try:
             return self._walk(i, offset)

@@ -17,7 +17,7 @@ from ..timefmt import iso_time
 
 #: why a time is unknown when the source gives no append times (a live session
 #: that started from a snapshot, an image without its files)
-NO_TIMES = "no log before the snapshot was read (a snapshot keeps the epoch, not the time)"
+NO_TIMES = "no log before the snapshot was read; a snapshot keeps the epoch, not the time"
 
 
 def registration_offset(broker, last_offset: int) -> tuple:
