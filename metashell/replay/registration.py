@@ -3,8 +3,12 @@
 A KRaft controller takes a broker's epoch from the log offset of the write
 that registers it, so the epoch is the registration offset even where the
 RegisterBrokerRecord itself was not replayed (a snapshot keeps the record,
-not its offset or time). The time is the record's own when it was replayed,
-else the append time a source of batch times gives for that offset (see
+not its offset or time). On real logs it is the record's own offset, or the
+one before when the same write put another record first or a Raft control
+batch the controller did not count came first: either way the batch
+appended at the epoch (or the first metadata batch after it) holds the
+registration. The time is the record's own when it was replayed, else the
+append time a source of batch times gives for that offset (see
 :mod:`metashell.loader.append_times`; the session chooses the source).
 
 Every answer is ``(value, None)`` or ``(None, why)``, so the tree and
