@@ -73,6 +73,7 @@ class PartitionRun:
         body = size - k - 4                             # after the frame header, before the header count
         self.size = size
         self.api = head[k + 1]
+        self.version = head[k + 2]
         self.value = k                                  # where the value starts
         self.value_length = size - k - 1
         self.pattern = re.compile(
