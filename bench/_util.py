@@ -115,6 +115,19 @@ def print_table(headers: list[str], rows: list[list], out=None) -> None:
         print(line(row), file=out)
 
 
+def cat_one(session) -> tuple[float, str, dict]:
+    """``cat`` of one partition's data (the middle partition of the middle
+    topic), timed: ``(seconds, path, value)``."""
+    topics = session.root.child("topics")
+    names = topics.children()
+    name = names[len(names) // 2]
+    with Timer() as t:
+        tdir = topics.child(name)
+        pids = [p for p in tdir.children() if p.isdigit()]
+        value = tdir.child(pids[len(pids) // 2]).child("data").value()
+    return t.seconds, f"/topics/{name}/{pids[len(pids) // 2]}/data", value
+
+
 # --------------------------------------------------------------------------- fixtures
 
 def _uuid(rng: random.Random) -> str:

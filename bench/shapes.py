@@ -56,7 +56,7 @@ import sys
 import time
 from pathlib import Path
 
-from _util import (OUT_DIR, Timer, batched, best_of_fresh, cluster_records, human_bytes,
+from _util import (OUT_DIR, Timer, batched, best_of_fresh, cat_one, cluster_records, human_bytes,
                    peak_rss_bytes, print_table, report_child, write_snapshot)
 
 from metashell.loader.writer import MAX_BATCH_BYTES, LogWriter, record, segment_name, snapshot_name
@@ -239,17 +239,6 @@ def measure_walk(path: Path, info: dict) -> dict:
     return {"seconds": t.seconds, "records": n}
 
 
-def _cat_one(session) -> tuple[float, str]:
-    topics = session.root.child("topics")
-    names = topics.children()
-    name = names[len(names) // 2]
-    with Timer() as t:
-        tdir = topics.child(name)
-        pids = [p for p in tdir.children() if p.isdigit()]
-        tdir.child(pids[len(pids) // 2]).child("data").value()
-    return t.seconds, f"/topics/{name}/{pids[len(pids) // 2]}/data"
-
-
 def measure_ls(path: Path, info: dict) -> dict:
     """Load until ``ls /topics`` answers; then ``cat`` and ``summary`` on the
     same load (a one-shot ``summary`` costs the load plus the command)."""
@@ -257,7 +246,7 @@ def measure_ls(path: Path, info: dict) -> dict:
     with Timer() as t:
         s = open_session(path)
         names = s.root.child("topics").children()
-    cat, cat_path = _cat_one(s)
+    cat, cat_path, _ = cat_one(s)
     with Timer() as summ:
         summary = s.summary()
     return {"seconds": t.seconds, "topics": len(names), "cat": cat, "cat_path": cat_path,

@@ -233,51 +233,45 @@ class FileReader:
                 hit = resolved.get((fv, api, version))
                 if hit is not None:
                     spec, decoder = hit
-                    if deferring and (api == 3 or api == 5) and fv == 1 and vlen >= 23:
+                    partition = (api == 3 or api == 5) and fv == 1 and vlen >= 23
+                    rec = None
+                    if deferring and partition:
                         # int32 partitionId and uuid topicId open the body
                         out.append((ref_base + at - payload, api, *partition_key(buf, vstart + 3)))
-                        if total - len(out) > 1:   # a topic's next partitions, alike
-                            last = (run_after(runs, buf, at, vstart - at, rend - at), spec, decoder)
-                            n = self._run(last, h, buf, pos, end, total - len(out), ref_base,
-                                          payload, out)
-                            if n:
-                                pos += n * last[0].size
-                                next(islice(records, n - 1, None), None)
-                        continue
-                    ts = base_ts + ts_delta if append_ts is None else append_ts
-                    if lazy:
-                        rec = Record(base + offset_delta, ts, epoch, METADATA, spec.name, api,
-                                     version, None, bpos)
-                        rec._spec = spec
-                        rec._buf = buf
-                        rec._vstart = vstart
-                        rec._body = vstart + 3
-                        rec._end = vstart + vlen
-                        p = vlen
                     else:
-                        # the value on its own: positions inside it are small
-                        # ints, which CPython adds without allocating
-                        try:
-                            data, p = decoder(buf[vstart:vstart + vlen], 3, vlen)
-                        except (RecordDecodeError, IndexError, struct.error,
-                                UnicodeDecodeError, ValueError, OverflowError):
-                            p = -1
-                        if p == vlen:
+                        ts = base_ts + ts_delta if append_ts is None else append_ts
+                        if lazy:
                             rec = Record(base + offset_delta, ts, epoch, METADATA, spec.name, api,
-                                         version, data, bpos)
+                                         version, None, bpos)
                             rec._spec = spec
-                    if p == vlen:
-                        if attributes:
-                            rec.attributes = attributes
-                        if fv == 0:
-                            rec.frame = 0
-                            self._saw_frame0 = True
-                        out.append(rec)
+                            rec._buf = buf
+                            rec._vstart = vstart
+                            rec._body = vstart + 3
+                            rec._end = vstart + vlen
+                        else:
+                            # the value on its own: positions inside it are small
+                            # ints, which CPython adds without allocating
+                            try:
+                                data, p = decoder(buf[vstart:vstart + vlen], 3, vlen)
+                            except (RecordDecodeError, IndexError, struct.error,
+                                    UnicodeDecodeError, ValueError, OverflowError):
+                                p = -1
+                            if p == vlen:
+                                rec = Record(base + offset_delta, ts, epoch, METADATA, spec.name,
+                                             api, version, data, bpos)
+                                rec._spec = spec
+                        if rec is not None:
+                            if attributes:
+                                rec.attributes = attributes
+                            if fv == 0:
+                                rec.frame = 0
+                                self._saw_frame0 = True
+                            out.append(rec)
+                    if rec is not None or deferring and partition:
                         if total - len(out) > 1 and (deferring or not lazy):
-                            if (api == 3 or api == 5) and vlen >= 23 and fv == 1:
-                                last = (run_after(runs, buf, at, vstart - at, rend - at), spec,
-                                        decoder)
-                                take = last
+                            if partition:   # a topic's next partitions, alike
+                                take = last = (run_after(runs, buf, at, vstart - at, rend - at),
+                                               spec, decoder)
                             else:
                                 # after a TopicRecord its partitions, most likely shaped
                                 # as the last topic's: no record-by-record first partition
