@@ -270,8 +270,12 @@ class FileReader:
                     if rec is not None or deferring and partition:
                         if total - len(out) > 1 and (deferring or not lazy):
                             if partition:   # a topic's next partitions, alike
-                                take = last = (run_after(runs, buf, at, vstart - at, rend - at),
-                                               spec, decoder)
+                                # (only if the next record opens with the same length
+                                # byte: a controller's changes rarely come two alike)
+                                take = None
+                                if buf[pos] == buf[at]:
+                                    take = last = (run_after(runs, buf, at, vstart - at,
+                                                             rend - at), spec, decoder)
                             else:
                                 # after a TopicRecord its partitions, most likely shaped
                                 # as the last topic's: no record-by-record first partition
