@@ -25,6 +25,7 @@ import sys
 import time
 from pathlib import Path
 
+from metashell.loader.batch import HEADER_SIZE
 from metashell.loader.primitives import uuid_to_str
 from metashell.loader.writer import LogWriter, control, record
 
@@ -114,6 +115,19 @@ def print_table(headers: list[str], rows: list[list], out=None) -> None:
         print(line(row), file=out)
 
 
+def cat_one(session) -> tuple[float, str, dict]:
+    """``cat`` of one partition's data (the middle partition of the middle
+    topic), timed: ``(seconds, path, value)``."""
+    topics = session.root.child("topics")
+    names = topics.children()
+    name = names[len(names) // 2]
+    with Timer() as t:
+        tdir = topics.child(name)
+        pids = [p for p in tdir.children() if p.isdigit()]
+        value = tdir.child(pids[len(pids) // 2]).child("data").value()
+    return t.seconds, f"/topics/{name}/{pids[len(pids) // 2]}/data", value
+
+
 # --------------------------------------------------------------------------- fixtures
 
 def _uuid(rng: random.Random) -> str:
@@ -121,12 +135,13 @@ def _uuid(rng: random.Random) -> str:
 
 
 def cluster_records(topics: int, partitions: int, *, brokers: int = 6, controllers: int = 3,
-                    replication: int = 3, seed: int = 42):
+                    replication: int = 3, seed: int = 42, partition_version: int = 2):
     """The metadata records of a realistic 4.x cluster image, in the order
     ``MetadataImage.write`` uses: features, controllers and brokers, topics
-    each followed by its partitions (PartitionRecord v2, ``replication``
-    replicas with one log directory each, full ISR, leader = first replica),
-    configs, producer ids. Yields writer ``Out`` objects lazily."""
+    each followed by its partitions (PartitionRecord v``partition_version``,
+    ``replication`` replicas (with one log directory each from v1), full
+    ISR, leader = first replica), configs, producer ids. Yields writer
+    ``Out`` objects lazily."""
     rng = random.Random(seed)
     replication = min(replication, brokers)
     for name, level in (("metadata.version", 29), ("eligible.leader.replicas.version", 1),
@@ -166,11 +181,11 @@ def cluster_records(topics: int, partitions: int, *, brokers: int = 6, controlle
         for p in range(partitions):
             first = (t + p) % brokers
             replicas = [((first + k) % brokers) + 1 for k in range(replication)]
-            yield record("PartitionRecord", 2, partitionId=p, topicId=tid, replicas=replicas,
-                         isr=list(replicas), removingReplicas=[], addingReplicas=[],
-                         leader=replicas[0], leaderEpoch=rng.randrange(0, 20),
-                         partitionEpoch=rng.randrange(0, 40),
-                         directories=[log_dirs[r] for r in replicas])
+            dirs = {"directories": [log_dirs[r] for r in replicas]} if partition_version else {}
+            yield record("PartitionRecord", partition_version, partitionId=p, topicId=tid,
+                         replicas=replicas, isr=list(replicas), removingReplicas=[],
+                         addingReplicas=[], leader=replicas[0], leaderEpoch=rng.randrange(0, 20),
+                         partitionEpoch=rng.randrange(0, 40), **dirs)
         if t % 10 == 0:
             configs.append((name, "retention.ms", str(rng.choice((3600000, 86400000, 604800000)))))
         if t % 25 == 0:
@@ -185,32 +200,50 @@ def cluster_records(topics: int, partitions: int, *, brokers: int = 6, controlle
     yield record("ProducerIdsRecord", brokerId=1, brokerEpoch=1001, nextProducerId=123000)
 
 
+# what a record adds to a batch besides its value, at most: length, attributes,
+# timestamp delta, offset delta (3 bytes up to a million), null key, value
+# length, header count
+RECORD_FRAMING = 10
+
+
+def batched(records, *, per_batch: int | None = 1000, max_bytes: int | None = None):
+    """``records`` cut into lists of ``per_batch``, or (``max_bytes``) filled
+    as Kafka's batch accumulator fills them: a record goes to the next batch
+    when it would take the batch past ``max_bytes`` (8 MiB for a
+    controller's snapshot writer). Values are encoded here, once."""
+    chunk, size = [], HEADER_SIZE
+    for r in records:
+        if max_bytes is not None:
+            r.value = r.encoded_value()
+            grow = len(r.value) + RECORD_FRAMING
+            if chunk and size + grow > max_bytes:
+                yield chunk
+                chunk, size = [], HEADER_SIZE
+            size += grow
+        chunk.append(r)
+        if per_batch is not None and len(chunk) == per_batch:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
 def write_snapshot(path, records, *, epoch: int = 7, timestamp: int = 1_700_000_000_000,
-                   per_batch: int = 1000) -> int:
-    """Stream a snapshot (header batch, data batches of ``per_batch``
-    records, footer batch) to ``path`` without holding it all in memory.
-    Returns the number of records written (header and footer included)."""
+                   per_batch: int | None = 1000, max_bytes: int | None = None) -> int:
+    """Stream a snapshot (header batch, data batches cut by :func:`batched`,
+    footer batch) to ``path`` without holding it all in memory. Returns the
+    number of records written (header and footer included)."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     w = LogWriter(0, epoch, timestamp)
     with open(tmp, "wb") as f:
-        def flush():
+        w.batch([control("SnapshotHeaderRecord", lastContainedLogTimestamp=timestamp)], control=True)
+        for chunk in batched(records, per_batch=per_batch, max_bytes=max_bytes):
+            w.batch(chunk)
             f.write(b"".join(w.parts))
             w.parts.clear()
-
-        w.batch([control("SnapshotHeaderRecord", lastContainedLogTimestamp=timestamp)], control=True)
-        chunk = []
-        for r in records:
-            chunk.append(r)
-            if len(chunk) == per_batch:
-                w.batch(chunk)
-                chunk = []
-                if len(w.parts) >= 64:
-                    flush()
-        if chunk:
-            w.batch(chunk)
         w.batch([control("SnapshotFooterRecord")], control=True)
-        flush()
+        f.write(b"".join(w.parts))
     os.replace(tmp, path)
     return w.next_offset
 

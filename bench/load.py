@@ -32,8 +32,8 @@ import sys
 import time
 from pathlib import Path
 
-from _util import (Timer, best_of_fresh, big_snapshot, human_bytes, peak_rss_bytes, print_table,
-                   report_child)
+from _util import (Timer, best_of_fresh, big_snapshot, cat_one, human_bytes, peak_rss_bytes,
+                   print_table, report_child)
 
 # targets on the reference 2-core machine (seconds, bytes)
 TARGETS = {"first": 3.0, "walk": 20.0}
@@ -58,15 +58,9 @@ def scenario_first(path: Path) -> dict:
 def scenario_cat(path: Path) -> dict:
     with Timer() as load:
         s = _load(path)
-    topics = s.root.child("topics")
-    names = topics.children()
-    name = names[len(names) // 2]
-    with Timer() as t:
-        tdir = topics.child(name)
-        pids = [p for p in tdir.children() if p.isdigit()]
-        value = tdir.child(pids[len(pids) // 2]).child("data").value()
-    return {"seconds": t.seconds, "load_seconds": load.seconds,
-            "path": f"/topics/{name}/{pids[len(pids) // 2]}/data", "leader": value["leader"]}
+    seconds, where, value = cat_one(s)
+    return {"seconds": seconds, "load_seconds": load.seconds, "path": where,
+            "leader": value["leader"]}
 
 
 def scenario_walk(path: Path) -> dict:

@@ -42,6 +42,25 @@ class TestRegisterBroker:
                                      "securityProtocol": "PLAINTEXT"}]
         assert cat(s.root, "/brokers/1/isFenced") is False
 
+    def test_listeners_and_features_by_name_whatever_the_record_order(self, tmp_path):
+        """Kafka's snapshots write them in hash-map order, its log in the
+        broker's: the same registration reads the same from either."""
+        eps = [{"name": n, "host": "b1", "port": 9092 + i, "securityProtocol": i}
+               for i, n in enumerate(("SSL", "INTERNAL", "PLAINTEXT"))]
+        feats = [{"name": n, "minSupportedVersion": 0, "maxSupportedVersion": 1}
+                 for n in ("share.version", "group.version", "kraft.version")]
+        regs = []
+        for order in (slice(None), slice(None, None, -1)):
+            s = load(tmp_path / str(len(regs)), broker(1, endPoints=eps[order], features=feats[order]),
+                     record("RegisterControllerRecord", controllerId=9, incarnationId=uid(9),
+                            zkMigrationReady=False, endPoints=eps[order], features=feats[order]))
+            regs.append((cat(s.root, "/brokers/1/registration"),
+                         cat(s.root, "/controllers/9/registration")))
+        assert regs[0] == regs[1]
+        for reg in regs[0]:
+            assert [e["name"] for e in reg["listeners"]] == ["INTERNAL", "PLAINTEXT", "SSL"]
+            assert list(reg["features"]) == ["group.version", "kraft.version", "share.version"]
+
     def test_v1_in_controlled_shutdown(self, tmp_path):
         s = load(tmp_path, broker(1, version=1, inControlledShutdown=True))
         assert cat(s.root, "/brokers/1/inControlledShutdown") is True

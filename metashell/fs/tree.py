@@ -94,10 +94,13 @@ class RootDir(_Dir):
 # -- brokers and controllers ---------------------------------------------------------
 
 
+# Kafka keys a registration's listeners and features by name and writes them
+# to a snapshot in hash-map order, to the log in the broker's order: sorted by
+# name, the same registration reads the same from either.
 def _listeners(endpoints: list) -> list:
     return [{"name": e["name"], "host": e["host"], "port": e["port"],
              "securityProtocol": enums.name_of(enums.SECURITY_PROTOCOLS, e["securityProtocol"])}
-            for e in endpoints]
+            for e in sorted(endpoints, key=lambda e: e["name"])]
 
 
 def _features(features: list) -> dict:

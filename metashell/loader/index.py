@@ -86,8 +86,8 @@ from ..errors import CorruptDataError, RecordDecodeError
 from . import catalog, enums
 from .batch import ATTR_CODEC, ATTR_CONTROL, HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, BatchScanner
 from .compression import decompress
-from .primitives import ZIGZAG1 as _ZIGZAG1, ZIGZAG2 as _ZIGZAG2, read_varint, read_varlong
-from .reader import FileReader, FileSummary, _headers, _map, _why
+from .framing import frame, headers
+from .reader import FileReader, FileSummary, _map, _why
 from .records import decode_value
 from .runs import PartitionRun, run_after
 
@@ -96,7 +96,6 @@ __all__ = ["Index", "index_file"]
 _PARTITION_KEY = struct.Struct(">i16s").unpack_from   # PartitionRecord/PartitionChangeRecord body start
 _INT32 = struct.Struct(">i").unpack_from
 _CONTROL_KEY = struct.Struct(">hh").unpack_from
-_PREFIX = struct.Struct(">12B").unpack_from                # the first 12 bytes of a record
 
 # metadata apiKeys the hot loop reads the key of straight from the bytes (frame 1)
 _PARTITION = (3, 5)
@@ -404,13 +403,8 @@ class _PageDropper:
 def _scan_data_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int, maps: dict) -> None:
     """Append the records of one data batch to the index columns: the hot loop.
 
-    The first 12 bytes of a record (its framing and the value's frame
-    header, in every record Kafka writes) are read with one ``struct`` call;
-    one- and two-byte varints are decoded by table lookup (CPython does not
-    specialise ``&``, ``|``, ``^`` or shifts; a list index is cheap).
-    Anything unusual (longer varints, a key, headers, a record at the very
-    end of the buffer) goes through :func:`_frame`, which reads the framing
-    field by field as strictly as the reader does. For the common types the
+    Each record's framing is read by :func:`~metashell.loader.framing.frame`,
+    as the reader reads it. For the common types the
     entity key is then looked up by its raw bytes (``maps``: raw bytes ->
     entity id), so a key is decoded only the first time it is seen. After a
     partition record, the records that repeat its size and framing are taken
@@ -428,67 +422,22 @@ def _scan_data_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int, maps: 
     topics, brokers, configs = maps["topic"], maps["broker"], maps["config"]
     max_version = _MAX_VERSION
     partition_key = _PARTITION_KEY
-    prefix = _PREFIX
-    zigzag1, zigzag2 = _ZIGZAG1, _ZIGZAG2
     last_raw = last_topic = None
-    safe = min(end, len(buf)) - 12   # a 12-byte prefix can be read from here on
     for _ in records:
         rstart = pos
-        k = 0
-        if pos <= safe:
-            t = prefix(buf, pos)
-            # t: length (1-2 bytes), attributes, timestampDelta (1 byte), offsetDelta
-            # (1-2), null key, value length (1-2), then the value's frame, apiKey, version
-            b = t[0]
-            if b < 0x80:
-                length, k = zigzag1[b], 1
-            elif t[1] < 0x80:
-                length, k = zigzag2[b][t[1]], 2
-            if k and t[k + 1] < 0x80:
-                rend = pos + k + length
-                b = t[k + 2]
-                if b < 0x80:
-                    delta = zigzag1[b]
-                    k += 3
-                elif t[k + 3] < 0x80:
-                    delta = zigzag2[b][t[k + 3]]
-                    k += 4
-                else:
-                    k = 0
-                if k and t[k] == 1:        # null key
-                    b = t[k + 1]
-                    if b < 0x80:
-                        vlen = zigzag1[b]
-                        k += 2
-                    elif t[k + 2] < 0x80:
-                        vlen = zigzag2[b][t[k + 2]]
-                        k += 3
-                    else:
-                        k = 0
-                    # the value must end one byte before the record, and that byte
-                    # (the header count) must be 0
-                    if k and (length < 6 or rend > end or k + vlen + 1 != rend - pos
-                              or buf[rend - 1] != 0):
-                        k = 0
-                else:
-                    k = 0
-            else:
-                k = 0
-        if k:
-            v = pos + k
-            pos = rend
-            frame, api, version = t[k], t[k + 1], t[k + 2]
-        else:   # anything else, or damage: read field by field
-            length, rend, delta, _, _, v, vlen = _frame(buf, pos, end, payload)
-            pos = rend
-            frame = api = version = -1
-            if v + 3 <= rend:
-                frame, api, version = buf[v], buf[v + 1], buf[v + 2]
+        pos, _, _, delta, _, klen, v, vlen, hpos = frame(buf, pos, end, payload)
+        # the records Kafka writes have no key and no headers: a run may follow them
+        plain = klen < 0 and hpos + 1 == pos and buf[hpos] == 0
+        if not plain:
+            headers(buf, hpos, pos, rstart, payload)
+        frame_version = api = version = -1
+        if vlen >= 3:
+            frame_version, api, version = buf[v], buf[v + 1], buf[v + 2]
         offsets.append(base + delta)
         positions.append(rstart - payload)
 
         # the value: frame 1 with one-byte apiKey and a known version -> fast paths
-        if vlen >= 4 and frame == 1 and version <= max_version[api]:
+        if vlen >= 4 and frame_version == 1 and version <= max_version[api]:
             body = v + 3
             if api == 3 or api == 5:       # PartitionRecord / PartitionChangeRecord
                 if vlen >= 23:
@@ -504,9 +453,9 @@ def _scan_data_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int, maps: 
                     entities.append(e)
                     partitions.append(pid)
                     left = h.count - len(offsets)
-                    if k and left > 1:
+                    if plain and left > 1:
                         # a topic's partitions: the same size and framing, again and again
-                        run = last_run = run_after(runs, buf, rstart, k, pos - rstart)
+                        run = last_run = run_after(runs, buf, rstart, v - rstart, pos - rstart)
                         n = _take_run(run, buf, pos, end, left, pos - payload, base, topics, idx,
                                       offsets, types, positions, entities, partitions)
                         if n:
@@ -629,40 +578,6 @@ def _extend(column: array, values: list) -> None:
         column.extend(values)
 
 
-def _frame(buf, pos: int, end: int, payload: int) -> tuple[int, int, int, int, int, int, int]:
-    """The framing of the record at ``pos``, read field by field (any varint
-    length, keys, headers): ``(length, record end, offsetDelta, key position,
-    key length (-1 = null), value position, value length)``. Raises
-    RecordDecodeError on damage, with the reader's messages."""
-    length, p = read_varint(buf, pos)
-    rend = p + length
-    if length < 6 or rend > end:
-        raise RecordDecodeError(f"record at payload byte {pos - payload} declares length {length}")
-    _, p = read_varlong(buf, p + 1)           # attributes, timestampDelta
-    delta, p = read_varint(buf, p)
-    if buf[p] == 1:                           # null key
-        klen = -1
-        p += 1
-    else:
-        klen, p = read_varint(buf, p)
-        if klen < 0:
-            raise RecordDecodeError(f"negative key length {klen}")
-        p += klen
-    kstart = p - max(klen, 0)
-    vlen, p = read_varint(buf, p)
-    v = p
-    if vlen > 0:
-        p += vlen
-    if buf[p] == 0:
-        p += 1
-    else:
-        _, p = _headers(buf, p)
-    if p != rend:
-        raise RecordDecodeError(f"record at payload byte {pos - payload} declares {length} bytes "
-                                f"but its fields take {p - rend + length}")
-    return length, rend, delta, kstart, klen, v, vlen
-
-
 def _scan_control_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int) -> None:
     """The records of a control batch (a handful per file): type from the key."""
     payload = pos
@@ -670,7 +585,8 @@ def _scan_control_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int) -> 
     offsets, types, positions, entities = [], [], [], []
     for _ in range(h.count):
         i = first + len(offsets)
-        length, rend, delta, kstart, klen, v, vlen = _frame(buf, pos, end, payload)
+        rend, _, _, delta, kstart, klen, _, vlen, hpos = frame(buf, pos, end, payload)
+        headers(buf, hpos, rend, pos, payload)
         offsets.append(h.base_offset + delta)
         positions.append(pos - payload)
         pos = rend

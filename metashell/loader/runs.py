@@ -7,8 +7,8 @@ one such record; a :class:`PartitionRun` made from it then takes as many
 of the following records as repeat its framing exactly, in two C calls:
 
 * a regular expression matches them: the same length bytes, any
-  attributes, a one-byte timestamp delta, an offset delta of the same
-  width, a null key, the same value length, frame, apiKey and version, a
+  attributes, a timestamp delta and an offset delta of the same widths
+  (any widths: a record's position in its batch does not matter), a null key, the same value length, frame, apiKey and version, a
   body of the same size, a header count of 0. Each record it matches is one
   the per-record fast path would accept the same way;
 * one ``struct`` call reads, for each of them, its attributes, timestamp
@@ -22,49 +22,67 @@ import re
 import struct
 from typing import Callable
 
-from .primitives import ZIGZAG1, ZIGZAG2
+from .primitives import read_varint, read_varlong
 
 MIN_RUN = 2   # fewer records are not worth the two calls
 
-_WORDS: list = []   # see _two_byte_zigzag
+
+class _Varints(dict):
+    """Varint bytes -> value, memoised, so that ``map`` decodes a run's
+    offset deltas (or timestamp deltas) of any width in C: a batch's deltas
+    are the next batch's deltas again. Starts over past a million entries."""
+
+    def __init__(self, read):
+        super().__init__()
+        self.read = read
+
+    def __missing__(self, raw: bytes) -> int:
+        if len(self) >= 1 << 20:
+            self.clear()
+        value = self[raw] = self.read(raw, 0)[0]
+        return value
 
 
-def _two_byte_zigzag() -> list:
-    """A two-byte zigzag varint read as one big-endian 16-bit word -> its
-    value (``None`` where the word is no such varint): lets ``map`` decode a
-    run's offset deltas in C. Made on first use (65,536 entries)."""
-    if not _WORDS:
-        _WORDS.extend([None] * 0x8000)
-        for b0 in range(0x80, 0x100):
-            row = ZIGZAG2[b0]
-            _WORDS.extend(row + [None] * 0x80)
-    return _WORDS
+OFFSET_DELTAS = _Varints(read_varint)
+TIMESTAMP_DELTAS = _Varints(read_varlong)
+
+
+def _width(head: bytes, at: int) -> int:
+    """Bytes of the varint at ``head[at:]``."""
+    n = 1
+    while head[at + n - 1] >= 0x80:
+        n += 1
+    return n
+
+
+def _varint_pattern(width: int) -> bytes:
+    return rb"[\x80-\xff]{%d}[\x00-\x7f]" % (width - 1) if width > 1 else rb"[\x00-\x7f]"
 
 
 class PartitionRun:
     """The run shape of one record: ``head`` is its bytes up to and including
     the value's frame header, ``k`` where its value starts, ``size`` its
-    size in bytes (length varint included)."""
+    size in bytes (length varint included). Every varint of the framing may
+    have any width; the records of a run have the widths of the first."""
 
     def __init__(self, head: bytes, k: int, size: int):
-        lb = 1 if head[0] < 0x80 else 2                 # length varint
-        db = 1 if head[lb + 2] < 0x80 else 2            # offset delta varint
-        vlen_and_frame = head[lb + 3 + db:]             # value length varint, frame, apiKey, version
+        lb = _width(head, 0)                            # length
+        tw = _width(head, lb + 1)                       # timestamp delta
+        db = _width(head, lb + 1 + tw)                  # offset delta
+        vlen_and_frame = head[lb + 2 + tw + db:]        # value length varint, frame, apiKey, version
         body = size - k - 4                             # after the frame header, before the header count
-        delta = rb"[\x00-\x7f]" if db == 1 else rb"[\x80-\xff][\x00-\x7f]"
         self.size = size
         self.api = head[k + 1]
+        self.version = head[k + 2]
         self.value = k                                  # where the value starts
         self.value_length = size - k - 1
-        self.value_length_at = k - (len(vlen_and_frame) - 3)
-        self.delta_table = ZIGZAG1 if db == 1 else _two_byte_zigzag()
         self.pattern = re.compile(
-            rb"(?:" + re.escape(head[:lb]) + rb".[\x00-\x7f]" + delta + rb"\x01"
-            + re.escape(vlen_and_frame) + rb".{%d}\x00)*" % body, re.DOTALL)
-        # per record: attributes, timestamp delta, offset delta (one byte, or two as
-        # one word), partitionId, topicId; for n records the same n times over, one
-        # struct per n (kept: a cluster's topics have a few partition counts)
-        self.row = f"{lb}xBB{'B' if db == 1 else 'H'}{1 + len(vlen_and_frame)}xi16s{body - 20 + 1}x"
+            rb"(?:" + re.escape(head[:lb]) + rb"." + _varint_pattern(tw) + _varint_pattern(db)
+            + rb"\x01" + re.escape(vlen_and_frame) + rb".{%d}\x00)*" % body, re.DOTALL)
+        # per record: attributes, timestamp delta, offset delta, partitionId, topicId;
+        # for n records the same n times over, one struct per n (kept: a cluster's
+        # topics have a few partition counts)
+        self.row = f"{lb}xB{tw}s{db}s{1 + len(vlen_and_frame)}xi16s{body - 20 + 1}x"
         self.structs: dict[int, Callable] = {}
 
     @staticmethod
@@ -78,15 +96,20 @@ class PartitionRun:
         n = min((self.pattern.match(buf, pos, end).end() - pos) // self.size, limit)
         return n if n >= MIN_RUN else 0
 
-    def read(self, buf, pos: int, n: int) -> tuple:
-        """``(attributes, timestamp delta bytes, offset deltas, partition ids,
-        raw topic ids)`` of the ``n`` records at ``pos`` (a one-byte
-        timestamp delta is 0 when its byte is)."""
+    def keys(self, buf, pos: int, n: int) -> tuple:
+        """The struct call: per record, attributes, timestamp delta bytes,
+        offset delta bytes, partitionId and topicId, interleaved."""
         unpack = self.structs.get(n)
         if unpack is None:
             unpack = self.structs[n] = struct.Struct(">" + self.row * n).unpack_from
-        t = unpack(buf, pos)
-        return t[0::5], t[1::5], list(map(self.delta_table.__getitem__, t[2::5])), t[3::5], t[4::5]
+        return unpack(buf, pos)
+
+    def read(self, buf, pos: int, n: int) -> tuple:
+        """``(attributes, timestamp deltas, offset deltas, partition ids, raw
+        topic ids)`` of the ``n`` records at ``pos``."""
+        t = self.keys(buf, pos, n)
+        return (t[0::5], list(map(TIMESTAMP_DELTAS.__getitem__, t[1::5])),
+                list(map(OFFSET_DELTAS.__getitem__, t[2::5])), t[3::5], t[4::5])
 
 
 def run_after(cache: dict, buf, rstart: int, k: int, size: int) -> PartitionRun:

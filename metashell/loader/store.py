@@ -9,29 +9,29 @@ engine keeps only the ``ref`` (an int) under its partition, and
 :meth:`RecordStore.record` decodes the record again, from the still-mapped
 file, when someone looks at that partition.
 
-A ref names the file, the batch, where the record's value starts and its
-offset delta (``reader.REF_*``): with the batch header (read once, then
-kept) that is the whole record, since deferred records have no key, no
-headers and the batch's timestamp. A compressed batch's record section is
-decompressed again (the last few are kept: a topic's partitions sit
-together).
+A ref names the file, the batch and where the record starts in the batch's
+record section (``reader.REF_*``); with the batch header (read once, then
+kept) the store reads the record's framing again
+(:func:`~metashell.loader.framing.frame`, as the reader did) and decodes its
+value. A compressed batch's record
+section is decompressed again (the last few are kept: a topic's partitions
+sit together).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 
-from ..errors import CorruptDataError
+from ..errors import CorruptDataError, RecordDecodeError
 from .batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
 from .compression import decompress
-from .primitives import ZIGZAG1, ZIGZAG2
-from .reader import REF_BATCH_BITS, REF_DELTA_BITS, REF_POSITION_BITS, FileReader
+from .framing import frame
+from .reader import REF_BATCH_BITS, REF_POSITION_BITS, FileReader
 from .records import METADATA, Record, fill_metadata
 
-_FILE_SHIFT = REF_BATCH_BITS + REF_POSITION_BITS + REF_DELTA_BITS
+_FILE_SHIFT = REF_BATCH_BITS + REF_POSITION_BITS
 _BATCH_MASK = (1 << REF_BATCH_BITS) - 1
 _POSITION_MASK = (1 << REF_POSITION_BITS) - 1
-_DELTA_MASK = (1 << REF_DELTA_BITS) - 1
 _SECTIONS_KEPT = 4          # decompressed record sections kept
 _HEADERS_KEPT = 1 << 16     # batch headers kept
 
@@ -46,9 +46,10 @@ class RecordStore:
 
     def __init__(self):
         self._readers: list[FileReader] = []
-        # (file, batch) -> (header, buffer, record section start, end)
-        self._batches: dict[tuple[int, int], tuple] = {}
-        self._sections: OrderedDict = OrderedDict()   # (file, batch) -> decompressed records
+        # ref >> REF_POSITION_BITS (file and batch) -> (header, buffer, record section
+        # start, end, the append time for a log-append-time batch or None)
+        self._batches: dict[int, tuple] = {}
+        self._sections: OrderedDict = OrderedDict()   # same key -> decompressed records
 
     def open(self, path, **options) -> FileReader:
         """A reader of ``path`` whose partition records are deferred to this store."""
@@ -60,43 +61,44 @@ class RecordStore:
         """The record ``ref`` names, decoded (``kind == "undecodable"`` if its
         body is bad). Its framing was checked when it was read, so damage
         here means the file changed since: :class:`CorruptDataError`."""
-        key = (ref >> _FILE_SHIFT, (ref >> (REF_POSITION_BITS + REF_DELTA_BITS)) & _BATCH_MASK)
+        key = ref >> REF_POSITION_BITS
         batch = self._batches.get(key)
         if batch is None or batch[1] is None:
             batch = self._batch(key)
-        h, buf, start, end = batch
-        pos = start + ((ref >> REF_DELTA_BITS) & _POSITION_MASK)
-        try:
-            b = buf[pos]   # the value length: a one- or two-byte varint
-            if b < 0x80:
-                vlen, vstart = ZIGZAG1[b], pos + 1
-            else:
-                vlen, vstart = ZIGZAG2[b][buf[pos + 1]], pos + 2
-        except IndexError:
-            vlen, vstart = -1, end
-        if vlen < 3 or vstart + vlen > end:
-            raise CorruptDataError(self._readers[key[0]].path, h.position,
+        h, buf, start, end, append_ts = batch
+        pos = start + (ref & _POSITION_MASK)
+        try:   # the framing, read as the reader read it (deferred: no key, no headers)
+            rend, attributes, ts_delta, offset_delta, _, klen, vstart, vlen, hpos = frame(
+                buf, pos, end, start)
+            plain = klen < 0 and vlen >= 3 and hpos + 1 == rend and buf[hpos] == 0
+        except (IndexError, RecordDecodeError):
+            plain = False
+        if not plain:
+            raise CorruptDataError(self._readers[ref_file(ref)].path, h.position,
                                    f"the record at byte {pos - start} of the batch to be as it was "
                                    "when the file was read", h.base_offset)
-        rec = Record(h.base_offset + (ref & _DELTA_MASK),
-                     h.max_timestamp if h.log_append_time else h.base_timestamp,
+        rec = Record(h.base_offset + offset_delta,
+                     h.base_timestamp + ts_delta if append_ts is None else append_ts,
                      h.epoch, METADATA, "", None, None, None, h.position)
+        if attributes:
+            rec.attributes = attributes
         fill_metadata(rec, buf, vstart, vstart + vlen, lazy=False)
         return rec
 
-    def _batch(self, key: tuple[int, int]) -> tuple:
-        reader = self._readers[key[0]]
+    def _batch(self, key: int) -> tuple:
+        reader = self._readers[key >> REF_BATCH_BITS]
         batch = self._batches.get(key)
         if batch is None:
-            bpos = reader.batch_positions[key[1]]
+            bpos = reader.batch_positions[key & _BATCH_MASK]
             h = BatchHeader(*HEADER.unpack_from(reader.buf, bpos), bpos)
-            batch = (h, None if h.codec else reader.buf, bpos + HEADER_SIZE, bpos + LOG_OVERHEAD + h.length)
+            batch = (h, None if h.codec else reader.buf, bpos + HEADER_SIZE,
+                     bpos + LOG_OVERHEAD + h.length, h.max_timestamp if h.log_append_time else None)
             if len(self._batches) >= _HEADERS_KEPT:   # a log of millions of small batches
                 self._batches.clear()
             self._batches[key] = batch
         if batch[1] is None:   # compressed
             section = self._section(key, batch[0], reader)
-            return batch[0], section, 0, len(section)
+            return batch[0], section, 0, len(section), batch[4]
         return batch
 
     def _section(self, key, h: BatchHeader, reader: FileReader) -> bytes:

@@ -46,7 +46,8 @@ def _partition_change(d, _):
 
 
 def _register_broker(d, _):
-    eps = ", ".join(f"{e['name']}://{e['host']}:{e['port']}" for e in d.get("endPoints", []))
+    eps = ", ".join(f"{e['name']}://{e['host']}:{e['port']}"
+                    for e in sorted(d.get("endPoints", []), key=lambda e: e["name"]))
     state = "fenced" if d.get("fenced", True) else "unfenced"
     return f"broker {d['brokerId']} registered, epoch {d['brokerEpoch']}, {state}" + (f", {eps}" if eps else "")
 
