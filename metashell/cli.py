@@ -60,7 +60,7 @@ Examples:
     printf 'cd /brokers\\nls -l\\nfind . -name isFenced\\n' | kafka-metadata-shell -s meta
 
 \b
-Commands: cat cd changes exit find help history ls man pwd summary tree
+Commands: cat cd changes diff exit find help history ls man pwd summary tree
 (run 'kafka-metadata-shell help' or 'kafka-metadata-shell man COMMAND' for details).
 
 \b

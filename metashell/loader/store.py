@@ -20,6 +20,7 @@ together).
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import Callable
 
 from ..errors import CorruptDataError
 from .batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
@@ -56,10 +57,65 @@ class RecordStore:
         self._readers.append(reader)
         return reader
 
+    def file_numbers(self, paths) -> list[int]:
+        """The numbers of the files opened from ``paths``."""
+        wanted = {str(p) for p in paths}
+        return [i for i, r in enumerate(self._readers) if str(r.path) in wanted]
+
     def record(self, ref: int) -> Record:
         """The record ``ref`` names, decoded (``kind == "undecodable"`` if its
         body is bad). Its framing was checked when it was read, so damage
         here means the file changed since: :class:`CorruptDataError`."""
+        h, buf, vstart, vend = self._value(ref)
+        rec = Record(h.base_offset + (ref & _DELTA_MASK),
+                     h.max_timestamp if h.log_append_time else h.base_timestamp,
+                     h.epoch, METADATA, "", None, None, None, h.position)
+        fill_metadata(rec, buf, vstart, vend, lazy=False)
+        return rec
+
+    def value_bytes(self, ref: int) -> bytes:
+        """The undecoded value of the record ``ref`` names: two records with
+        the same bytes hold the same fields (``diff`` compares partitions of
+        two sources this way before decoding any)."""
+        _, buf, vstart, vend = self._value(ref)
+        return bytes(buf[vstart:vend])
+
+    def refs_after(self, offset: int, files) -> "Callable[[int], bool]":
+        """A test for whether a ref of one of ``files`` (store file numbers of
+        log segments, whose offsets are absolute) names a record with an
+        offset above ``offset``. Refs grow in reading order (file, batch,
+        position, offset delta), so one batch, the first one to end past
+        ``offset``, is the border; refs of earlier files (a snapshot) are
+        never after it."""
+        border = None
+        for file_no in sorted(files):
+            reader = self._readers[file_no]
+            positions = reader.batch_positions
+            lo, hi = 0, len(positions)
+            while lo < hi:   # the first batch whose last offset is above `offset`
+                mid = (lo + hi) // 2
+                h = HEADER.unpack_from(reader.buf, positions[mid])
+                if h[0] + h[6] > offset:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            if lo < len(positions):
+                base = HEADER.unpack_from(reader.buf, positions[lo])[0]
+                border = ((file_no << REF_BATCH_BITS) | lo, offset - base)
+                break
+        if border is None:
+            return lambda ref: False
+        shift = REF_POSITION_BITS + REF_DELTA_BITS
+        first = border[0] << shift          # the border batch's first possible ref
+        last = ((border[0] + 1) << shift) - 1
+        within = border[1]                  # its records with a larger delta are after
+
+        def after(ref: int) -> bool:
+            return ref > last or (ref >= first and (ref & _DELTA_MASK) > within)
+        return after
+
+    def _value(self, ref: int) -> tuple:
+        """(batch header, buffer, value start, value end) of ``ref``'s record."""
         key = (ref >> _FILE_SHIFT, (ref >> (REF_POSITION_BITS + REF_DELTA_BITS)) & _BATCH_MASK)
         batch = self._batches.get(key)
         if batch is None or batch[1] is None:
@@ -78,11 +134,7 @@ class RecordStore:
             raise CorruptDataError(self._readers[key[0]].path, h.position,
                                    f"the record at byte {pos - start} of the batch to be as it was "
                                    "when the file was read", h.base_offset)
-        rec = Record(h.base_offset + (ref & _DELTA_MASK),
-                     h.max_timestamp if h.log_append_time else h.base_timestamp,
-                     h.epoch, METADATA, "", None, None, None, h.position)
-        fill_metadata(rec, buf, vstart, vstart + vlen, lazy=False)
-        return rec
+        return h, buf, vstart, vstart + vlen
 
     def _batch(self, key: tuple[int, int]) -> tuple:
         reader = self._readers[key[0]]

@@ -74,6 +74,7 @@ class ReplayEngine:
         self.source = ""          # label for problems (file name)
         self._txn: list | None = None
         self._txn_start = -1
+        self.transactions: list[tuple[int, int]] = []   # (begin, end) offsets of those applied
         self._reported: set[int] = set()   # keys of partition records already reported while folding
         self._snapshot = None     # (end_offset - 1, timestamp) while applying a snapshot
         self._skip_before = -1    # log records with offset < this are covered by the snapshot
@@ -217,6 +218,15 @@ class ReplayEngine:
             recs = [recs]
         return [self._materialize(r) if type(r) is int else r for r in recs]
 
+    def partition_bytes(self, recs) -> tuple | None:
+        """A partition's records (as filed under it) as their undecoded values,
+        or None when one of them is not a deferred ref."""
+        if type(recs) is int:
+            return (self.store.value_bytes(recs),)
+        if any(type(r) is not int for r in recs):
+            return None
+        return tuple(self.store.value_bytes(r) for r in recs)
+
     def finish(self) -> None:
         """End of input: an open transaction is dropped, as Kafka does."""
         if self._txn is not None:
@@ -284,6 +294,7 @@ class ReplayEngine:
             self._problem(rec.offset, f"{name} without having seen a BeginTransactionRecord")
             return
         elif name == "EndTransactionRecord":
+            self.transactions.append((self._txn_start, rec.offset))
             pending, self._txn = self._txn, None
             for r in pending:
                 self._dispatch(r)
@@ -417,7 +428,7 @@ class ReplayEngine:
         tid, name = d["topicId"], d["name"]
         old = self.image.topics.get(tid)
         t = TopicState(name, tid, (rec.offset, rec.timestamp), folder=self.fold_partition,
-                       resolver=self.partition_history)
+                       resolver=self.partition_history, fingerprinter=self.partition_bytes)
         self._history(("topic", tid), rec)
         if old is not None and old.name != name and self.image.topic_names.get(old.name) == tid:
             del self.image.topic_names[old.name]
