@@ -89,9 +89,14 @@ line on stderr says why)."""
             ctx.error("diff: --from-offset: must be 0 or more")
             return USAGE
         session = ctx.session
+        targets = [tuple(paths.resolve(ctx.cwd, t)) for t in (args.targets or ["/"])]
+        skips = [_left_out(parts, args.include_quorum) for parts in targets]
+        # a rewound image has no quorum of its own
+        quorum = any(QUORUM not in skip for skip in skips)
         try:
             old_image, warnings = open_baseline(session, from_offset=args.from_offset,
-                                                from_time=args.from_time, against=args.against)
+                                                from_time=args.from_time, against=args.against,
+                                                rewinding=not quorum)
         except MetashellError as e:
             ctx.error(f"diff: {e}")
             return USAGE
@@ -102,17 +107,15 @@ line on stderr says why)."""
             ctx.error(f"{WARNING_PREFIX}{warning}")
         secrets = getattr(session, "show_secrets", False)
         sides = _Sides(old_image, session.image, secrets)
-        targets = [tuple(paths.resolve(ctx.cwd, t)) for t in (args.targets or ["/"])]
         for parts in targets:
             if parts[:1] != ALWAYS_LEFT_OUT and (lookup(sides.old, parts) is None
                                                  and lookup(sides.new, parts) is None):
                 ctx.error(f"diff: {paths.to_text(parts)}: no such file or directory in either image")
                 return USAGE
         changes, seen = [], set()
-        for parts in targets:
+        for parts, skip in zip(targets, skips):
             for change in compare(lookup(sides.old, parts), lookup(sides.new, parts), parts,
-                                  by_id=args.by_id,
-                                  skip=_left_out(parts, args.include_quorum)):
+                                  by_id=args.by_id, skip=skip):
                 key = (change.parts, change.op)
                 if key not in seen:
                     seen.add(key)
