@@ -98,13 +98,17 @@ def _compare_topic(old: TopicDir, new: TopicDir, parts: tuple) -> Iterator[Chang
     a, b = old.topic, new.topic
     if a is b:
         return
-    pids = sorted(set(a.partition_records) | set(b.partition_records))
-    for pid in pids:
-        ra, rb = a.partition_records.get(pid), b.partition_records.get(pid)
-        if ra is rb or (ra is not None and rb is not None and _same_records(a, b, pid)):
+    ra, rb = a.partition_records, b.partition_records
+    fa, fb = a.fingerprinter, b.fingerprinter
+    differ = [pid for pid in rb if pid not in ra]
+    for pid, recs in ra.items():
+        other = rb.get(pid)
+        if other is recs:
             continue
-        sa = a.partition(pid) if ra is not None else None
-        sb = b.partition(pid) if rb is not None else None
+        if other is None or fa is None or fb is None or fa(recs) != fb(other):
+            differ.append(pid)
+    for pid in sorted(differ):
+        sa, sb = a.partition(pid), b.partition(pid)
         here = parts + (str(pid),)
         if sa is None or sb is None:
             if sa is not None:
@@ -117,11 +121,6 @@ def _compare_topic(old: TopicDir, new: TopicDir, parts: tuple) -> Iterator[Chang
             yield Change(here + ("data",), MODIFY, changed_fields(ja, jb))
     for leaf in ("id", "name"):
         yield from compare(old.child(leaf), new.child(leaf), parts + (leaf,))
-
-
-def _same_records(a, b, pid: int) -> bool:
-    fa = a.fingerprint(pid)
-    return fa is not None and fa == b.fingerprint(pid)
 
 
 def subtree_value(node: Node):

@@ -218,14 +218,16 @@ class ReplayEngine:
             recs = [recs]
         return [self._materialize(r) if type(r) is int else r for r in recs]
 
-    def partition_bytes(self, recs) -> tuple | None:
-        """A partition's records (as filed under it) as their undecoded values,
-        or None when one of them is not a deferred ref."""
+    def partition_fingerprint(self, recs) -> tuple:
+        """A partition's records (as filed under it) in a form that is equal for
+        equal records and cheap to get: the undecoded value of a deferred or
+        lazy record, the version and fields of one already decoded."""
         if type(recs) is int:
             return (self.store.value_bytes(recs),)
-        if any(type(r) is not int for r in recs):
-            return None
-        return tuple(self.store.value_bytes(r) for r in recs)
+        value_bytes = self.store.value_bytes
+        return tuple(value_bytes(r) if type(r) is int else
+                     raw if (raw := r.raw) is not None else (r.name, r.version, r.data)
+                     for r in recs)
 
     def finish(self) -> None:
         """End of input: an open transaction is dropped, as Kafka does."""
@@ -428,7 +430,7 @@ class ReplayEngine:
         tid, name = d["topicId"], d["name"]
         old = self.image.topics.get(tid)
         t = TopicState(name, tid, (rec.offset, rec.timestamp), folder=self.fold_partition,
-                       resolver=self.partition_history, fingerprinter=self.partition_bytes)
+                       resolver=self.partition_history, fingerprinter=self.partition_fingerprint)
         self._history(("topic", tid), rec)
         if old is not None and old.name != name and self.image.topic_names.get(old.name) == tid:
             del self.image.topic_names[old.name]

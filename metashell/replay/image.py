@@ -91,7 +91,8 @@ class TopicState:
     folder: Callable | None = field(default=None, repr=False)
     # set by the engine: a partition's records as Record objects
     resolver: Callable | None = field(default=None, repr=False)
-    # set by the engine: a partition's records as undecoded bytes (None if not all deferred)
+    # set by the engine: a partition's records in a form equal for equal records
+    # (their undecoded bytes when it can), to compare partitions without folding them
     fingerprinter: Callable | None = field(default=None, repr=False)
 
     def partition_ids(self) -> list[int]:
@@ -104,14 +105,6 @@ class TopicState:
         if recs is None or self.folder is None:
             return None
         return self.folder(recs)
-
-    def fingerprint(self, pid: int) -> tuple | None:
-        """The undecoded bytes of a partition's records: equal fingerprints
-        fold to equal partitions (None: not known without decoding)."""
-        recs = self.partition_records.get(pid)
-        if recs is None or self.fingerprinter is None:
-            return None
-        return self.fingerprinter(recs)
 
     def partition_history(self, pid: int) -> list | None:
         """The records that created or changed a partition, oldest first."""
