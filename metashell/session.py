@@ -74,6 +74,12 @@ class Session:
     def summary(self) -> dict:
         return summarize(self.image, self.engine, self.counts())
 
+    def baseline(self, **which):
+        """The image ``diff`` compares this one with, and the warnings its
+        loading gave: see :func:`metashell.baseline.open_baseline`."""
+        from .baseline import open_baseline   # it opens sessions itself
+        return open_baseline(self, **which)
+
     def changes(self, path: str) -> list[dict]:
         """The records that created or changed the entity at ``path``."""
         records = entity_records(self.image, paths.split(path))

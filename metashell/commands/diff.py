@@ -42,7 +42,8 @@ Compares the loaded image (the "to" side: what -s loaded, up to
   --from-time T     the same source replayed up to time T (ISO-8601 or epoch ms)
   --against SOURCE  another snapshot, segment or metadata log dir
 
-One line per changed node under each PATH (default /), in tree order:
+One line per changed node under each PATH (default /; not a glob), in tree
+order:
   + PATH  [value]                  added (a directory: its path only)
   - PATH  [value]                  removed
   ~ PATH  old → new                a file whose value changed
@@ -84,7 +85,6 @@ line on stderr says why)."""
                             help="compare /metadataQuorum too")
 
     def run(self, ctx, args) -> int:
-        from metashell.baseline import open_baseline   # the session layer, only when used
         if args.from_offset is not None and args.from_offset < 0:
             ctx.error("diff: --from-offset: must be 0 or more")
             return USAGE
@@ -94,9 +94,9 @@ line on stderr says why)."""
         # a rewound image has no quorum of its own
         quorum = any(QUORUM not in skip for skip in skips)
         try:
-            old_image, warnings = open_baseline(session, from_offset=args.from_offset,
-                                                from_time=args.from_time, against=args.against,
-                                                rewinding=not quorum)
+            old_image, warnings = session.baseline(from_offset=args.from_offset,
+                                                   from_time=args.from_time,
+                                                   against=args.against, rewinding=not quorum)
         except MetashellError as e:
             ctx.error(f"diff: {e}")
             return USAGE

@@ -55,10 +55,7 @@ def compare(old: "Node | None", new: "Node | None", parts: tuple = (), *,
     if parts in skip:
         return
     if old is None or new is None:
-        if old is not None:
-            yield Change(parts, REMOVE)
-        elif new is not None:
-            yield Change(parts, ADD)
+        yield from _one_sided(old, new, parts)
         return
     if old.is_dir != new.is_dir:
         yield Change(parts, REMOVE)
@@ -79,6 +76,13 @@ def compare(old: "Node | None", new: "Node | None", parts: tuple = (), *,
     for name in sort_names(set(old.children()) | set(new.children())):
         yield from compare(old.child(name), new.child(name), parts + (name,), by_id=by_id,
                            skip=skip)
+
+
+def _one_sided(old, new, parts: tuple) -> list:
+    """The change of a node present on at most one side."""
+    if old is not None:
+        return [Change(parts, REMOVE)]
+    return [Change(parts, ADD)] if new is not None else []
 
 
 def changed_fields(a, b) -> list:
@@ -111,10 +115,7 @@ def _compare_topic(old: TopicDir, new: TopicDir, parts: tuple) -> Iterator[Chang
         sa, sb = a.partition(pid), b.partition(pid)
         here = parts + (str(pid),)
         if sa is None or sb is None:
-            if sa is not None:
-                yield Change(here, REMOVE)
-            elif sb is not None:
-                yield Change(here, ADD)
+            yield from _one_sided(sa, sb, here)
             continue
         ja, jb = sa.to_json(), sb.to_json()
         if ja != jb:
