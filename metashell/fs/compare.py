@@ -26,7 +26,7 @@ from typing import Iterator
 
 from .node import Node, sort_names
 from .paths import to_text
-from .tree import TopicDir
+from .tree import TopicDir, TopicsDir
 
 ADD, REMOVE, MODIFY = "add", "remove", "modify"
 _MISSING = object()
@@ -73,9 +73,19 @@ def compare(old: "Node | None", new: "Node | None", parts: tuple = (), *,
         else:
             yield from _compare_topic(old, new, parts)
         return
+    same = _same_topic if isinstance(old, TopicsDir) and isinstance(new, TopicsDir) else None
     for name in sort_names(set(old.children()) | set(new.children())):
+        if same is not None and same(old, new, name):
+            continue
         yield from compare(old.child(name), new.child(name), parts + (name,), by_id=by_id,
                            skip=skip)
+
+
+def _same_topic(old: TopicsDir, new: TopicsDir, name: str) -> bool:
+    """Whether a topic is the very same object on both sides (an image rewound
+    from the other shares what did not change): no node need be made for it."""
+    t = old.topic(name)
+    return t is not None and t is new.topic(name)
 
 
 def _one_sided(old, new, parts: tuple) -> list:

@@ -20,7 +20,7 @@ together).
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Callable
+from typing import Callable, Iterator
 
 from ..errors import CorruptDataError
 from .batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
@@ -87,32 +87,53 @@ class RecordStore:
         position, offset delta), so one batch, the first one to end past
         ``offset``, is the border; refs of earlier files (a snapshot) are
         never after it."""
-        border = None
-        for file_no in sorted(files):
-            reader = self._readers[file_no]
-            positions = reader.batch_positions
-            lo, hi = 0, len(positions)
-            while lo < hi:   # the first batch whose last offset is above `offset`
-                mid = (lo + hi) // 2
-                h = HEADER.unpack_from(reader.buf, positions[mid])
-                if h[0] + h[6] > offset:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            if lo < len(positions):
-                base = HEADER.unpack_from(reader.buf, positions[lo])[0]
-                border = ((file_no << REF_BATCH_BITS) | lo, offset - base)
-                break
+        border = self._border(offset, files)
         if border is None:
             return lambda ref: False
+        file_no, batch_no, base = border
         shift = REF_POSITION_BITS + REF_DELTA_BITS
-        first = border[0] << shift          # the border batch's first possible ref
-        last = ((border[0] + 1) << shift) - 1
-        within = border[1]                  # its records with a larger delta are after
+        first = ((file_no << REF_BATCH_BITS) | batch_no) << shift   # the border batch's first ref
+        last = first + (1 << shift) - 1
+        within = offset - base              # its records with a larger delta are after
 
         def after(ref: int) -> bool:
             return ref > last or (ref >= first and (ref & _DELTA_MASK) > within)
         return after
+
+    def records_after(self, offset: int, files) -> Iterator[Record]:
+        """The records of ``files`` (as for :meth:`refs_after`) with offsets
+        above ``offset``, read again, lazily, from the first batch that ends
+        past it: what a replay applied after that point."""
+        border = self._border(offset, files)
+        if border is None:
+            return
+        for file_no in sorted(f for f in files if f >= border[0]):
+            reader = self._readers[file_no]
+            start = reader.batch_positions[border[1]] if file_no == border[0] else 0
+            tail = FileReader(reader.path, buf=memoryview(reader.buf)[start:], lazy=True,
+                              skip_damage=True)
+            for batch in tail:
+                for rec in batch.records:
+                    if rec.offset > offset:
+                        yield rec
+
+    def _border(self, offset: int, files) -> "tuple[int, int, int] | None":
+        """(file, batch number, base offset) of the first batch of ``files``
+        whose last offset is above ``offset``; None if there is none."""
+        for file_no in sorted(files):
+            reader = self._readers[file_no]
+            positions = reader.batch_positions
+            lo, hi = 0, len(positions)
+            while lo < hi:
+                mid = (lo + hi) // 2
+                h = HEADER.unpack_from(reader.buf, positions[mid])
+                if h[0] + h[6] > offset:   # base offset + last offset delta
+                    hi = mid
+                else:
+                    lo = mid + 1
+            if lo < len(positions):
+                return file_no, lo, HEADER.unpack_from(reader.buf, positions[lo])[0]
+        return None
 
     def _value(self, ref: int) -> tuple:
         """(batch header, buffer, value start, value end) of ``ref``'s record."""

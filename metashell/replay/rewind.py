@@ -8,8 +8,10 @@ records filed under each partition (oldest first). An entity whose newest
 record is at or before N is the very same object on both sides (``diff``
 skips it without decoding); only the others are rebuilt as of N:
 
-* partitions: their records up to N (a prefix of what is filed under them;
-  refs are told apart by :meth:`RecordStore.refs_after`, without decoding);
+* partitions named by the log's records after N (read again from the
+  store: the work grows with what changed, not with the cluster): their
+  records up to N, a prefix of what is filed under them (refs are told
+  apart by :meth:`RecordStore.refs_after`, without decoding);
 * every other entity: its records up to N, replayed into a fresh engine.
 
 Some replays cannot be rewound this way (None is returned and the caller
@@ -77,7 +79,7 @@ def rewind(engine: ReplayEngine, offset: int, log_files, snapshot_end: int | Non
                 target[k] = value
     if any(k[0] == "topic" for k in changed):
         old.topic_names = {t.name: tid for tid, t in old.topics.items()}
-    _rewind_partitions(old, engine.store.refs_after(offset, log_files), offset)
+    _rewind_partitions(old, engine.store, log_files, offset)
     return old
 
 
@@ -103,24 +105,46 @@ def _replay_before(changed: dict, offset: int, snapshot_end: int | None) -> Imag
     return mini.image
 
 
-def _rewind_partitions(old: Image, ref_after, offset: int) -> None:
-    """Cut, in ``old``'s topics, every partition's records back to those up
-    to ``offset``; a topic with such a partition gets its own copy."""
+def _rewind_partitions(old: Image, store, log_files, offset: int) -> None:
+    """Cut, in ``old``'s topics, the records of every partition that the log
+    changed after ``offset`` back to those up to it; a topic with such a
+    partition gets its own copy. Which partitions: those the log's records
+    after ``offset`` name (read again from the store: as many as changed,
+    not as many as there are), or, after a ClearElrRecord for all topics,
+    every one."""
+    touched: dict[str, set | None] = {}   # topic id -> partition ids (None: all of them)
+    for rec in store.records_after(offset, log_files):
+        name = rec.name
+        if name in ("PartitionRecord", "PartitionChangeRecord"):
+            d = rec.data
+            if d is not None:
+                pids = touched.setdefault(d["topicId"], set())
+                if pids is not None:
+                    pids.add(d["partitionId"])
+        elif name == "ClearElrRecord" and rec.data is not None:
+            t = old.topic_by_name(rec.data["topicName"]) if rec.data["topicName"] else None
+            for tid in [t.topic_id] if t is not None else old.topics:
+                touched[tid] = None
+    ref_after = store.refs_after(offset, log_files)
+
+    def after(r) -> bool:
+        return ref_after(r) if type(r) is int else r.offset > offset
+
     topics = old.topics
-    for tid, t in list(topics.items()):
+    for tid, pids in touched.items():
+        t = topics.get(tid)
+        if t is None:
+            continue
         partitions = t.partition_records
-        cut = None
-        for pid, recs in partitions.items():
-            last = recs[-1] if type(recs) is list else recs
-            if ref_after(last) if type(last) is int else last.offset > offset:
-                if cut is None:
-                    cut = dict(partitions)
-                kept = [r for r in (recs if type(recs) is list else [recs])
-                        if not (ref_after(r) if type(r) is int else r.offset > offset)]
-                if kept:
-                    cut[pid] = kept
-                else:
-                    del cut[pid]
-        if cut is not None:
-            topics[tid] = TopicState(t.name, t.topic_id, t.change, cut, folder=t.folder,
-                                     resolver=t.resolver, fingerprinter=t.fingerprinter)
+        cut = dict(partitions)
+        for pid in (partitions if pids is None else pids):
+            recs = cut.get(pid)
+            if recs is None:
+                continue
+            kept = [r for r in (recs if type(recs) is list else [recs]) if not after(r)]
+            if kept:
+                cut[pid] = kept
+            else:
+                del cut[pid]
+        topics[tid] = TopicState(t.name, t.topic_id, t.change, cut, folder=t.folder,
+                                 resolver=t.resolver, fingerprinter=t.fingerprinter)
