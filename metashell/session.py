@@ -221,13 +221,15 @@ def _plan_for_time(plan, until_time: int, warnings: list[str]):
     """For time travel in a directory: the newest snapshot whose last contained
     record was appended at or before ``until_time``."""
     for cand in plan.snapshot_candidates:
-        ts = _snapshot_timestamp(cand.path)
+        ts = snapshot_timestamp(cand.path)
         if ts is not None and ts <= until_time:
             return plan if cand == plan.snapshot else plan.with_snapshot(cand)
     return plan.with_snapshot(None)
 
 
-def _snapshot_timestamp(path: Path) -> int | None:
+def snapshot_timestamp(path: Path) -> int | None:
+    """The append time of the last record a snapshot contains (its header
+    says), or None."""
     try:
         for batch in FileReader(path):
             for rec in batch.records:

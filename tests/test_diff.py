@@ -18,7 +18,7 @@ from metashell.fs.compare import compare
 from metashell.fs.tree import build_root
 from metashell.loader.writer import record
 from metashell.session import open_session
-from test_replay_support import (Log, broker, change, config, feature, partition, topic, uid,
+from test_replay_support import (TS0, Log, broker, change, config, feature, partition, topic, uid,
                                  write_snapshot)
 
 T1, T2, T3, T4, T5 = (uid(n) for n in range(1, 6))
@@ -410,3 +410,14 @@ def test_the_rewound_image_equals_a_second_replay(tmp_path):
         rewound += fast.topics is not slow.topics
         assert changes_of(fast, session.image) == changes_of(slow, session.image), offset
     assert rewound == session.image.last_offset - 2   # every point after the snapshot
+
+
+def test_the_image_rewound_to_a_time_equals_a_second_replay(tmp_path):
+    session = growing_log(tmp_path)   # batch i of the segment appended at TS0 + 1000 * i
+    rewound = 0
+    for time in range(TS0 - 1000, TS0 + 20_000, 500):
+        fast, _ = open_baseline(session, from_time=time)
+        slow, _ = open_baseline(session, from_time=time, rewinding=False)
+        rewound += fast.topics is not slow.topics
+        assert changes_of(fast, session.image) == changes_of(slow, session.image), time
+    assert rewound >= 30

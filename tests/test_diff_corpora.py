@@ -214,3 +214,9 @@ def test_the_rewound_image_equals_a_second_replay(source):
         rewound += fast.topics is not slow.topics
         assert _changes(fast, session.image) == _changes(slow, session.image), offset
     assert rewound
+    times = sorted({b.header.max_timestamp for path in [*session.plan.files]
+                    for b in read_file(path) if not path.name.endswith(".checkpoint")})
+    for time in {times[0] - 1, *times[::max(1, len(times) // 12)], times[-1]}:
+        fast, _ = open_baseline(session, from_time=time)
+        slow, _ = open_baseline(session, from_time=time, rewinding=False)
+        assert _changes(fast, session.image) == _changes(slow, session.image), time

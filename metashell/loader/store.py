@@ -117,6 +117,19 @@ class RecordStore:
                     if rec.offset > offset:
                         yield rec
 
+    def offset_before_time(self, time: int, files) -> "int | None":
+        """The last offset a replay of ``files`` (as for :meth:`refs_after`)
+        applies when it stops at ``time`` (as ``until_time`` does: before the
+        first batch appended after it); None if no batch read was."""
+        for file_no in sorted(files):
+            reader = self._readers[file_no]
+            buf = reader.buf
+            for pos in reader.batch_positions:
+                h = HEADER.unpack_from(buf, pos)
+                if h[8] > time:   # max timestamp
+                    return h[0] - 1
+        return None
+
     def _border(self, offset: int, files) -> "tuple[int, int, int] | None":
         """(file, batch number, base offset) of the first batch of ``files``
         whose last offset is above ``offset``; None if there is none."""
