@@ -53,7 +53,9 @@ Secrets stay redacted on both sides: a changed one shows as
 /topicIds (the same topics as /topics) unless named, and /metadataQuorum
 (whose offset and time always move) unless --include-quorum or named.
 Topics are matched by name; with --by-id by topic id, so a topic deleted
-and re-created under the same name shows as replaced ('-' then '+').
+and re-created under the same name shows as replaced ('-' then '+'). A
+broker's registeredAt that one side cannot know (null: it was loaded from a
+snapshot) is not a change.
 
 --stat prints, instead, the number of nodes added, removed and modified
 under each top-level directory.
@@ -65,7 +67,8 @@ With --stat, one object {directory: {added, removed, modified}}.
 
 Exit status (as diff(1)): 0 the images are equal, 1 they differ, 2 a usage
 error, a PATH in neither image, or the other side could not be loaded (one
-line on stderr says why)."""
+line on stderr says why). In script mode, as any status but 0, a diff
+that finds changes makes the run's status 1."""
 
     def add_arguments(self, parser):
         parser.add_argument("targets", nargs="*", metavar="PATH",
