@@ -42,8 +42,9 @@ def open_baseline(session: Session, *, from_offset: int | None = None,
 def _rewound(session: Session, offset: int | None, time: int | None) -> Image | None:
     """The image at ``offset`` or ``time`` rewound from ``session``'s replay,
     or None when it must be replayed again."""
-    plan, engine = session.plan, session.engine
-    if (offset is None and time is None) or plan.kind not in ("logdir", "partition-dir", "segment"):
+    plan, engine = getattr(session, "plan", None), session.engine
+    if (offset is None and time is None or plan is None
+            or plan.kind not in ("logdir", "partition-dir", "segment")):
         return None
     snap = plan.snapshot
     if snap is not None and snap.bootstrap:
