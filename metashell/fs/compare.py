@@ -113,14 +113,18 @@ def _compare_topic(old: TopicDir, new: TopicDir, parts: tuple) -> Iterator[Chang
     if a is b:
         return
     ra, rb = a.partition_records, b.partition_records
-    fa, fb = a.fingerprinter, b.fingerprinter
+    # partitions whose records are not the very same objects (an image rewound
+    # from the other shares the rest), then those whose records differ
     differ = [pid for pid in rb if pid not in ra]
-    for pid, recs in ra.items():
-        other = rb.get(pid)
-        if other is recs:
-            continue
-        if other is None or fa is None or fb is None or fa(recs) != fb(other):
-            differ.append(pid)
+    maybe = [pid for pid, recs in ra.items() if rb.get(pid) is not recs and pid in rb]
+    fa, fb = a.fingerprinter, b.fingerprinter
+    if fa is None or fb is None:
+        differ += maybe
+    elif maybe:
+        pa, pb = fa(ra, maybe), fb(rb, maybe)
+        if pa != pb:
+            differ += [pid for pid in maybe if pa[pid] != pb[pid]]
+    differ += [pid for pid in ra if pid not in rb]
     for pid in sorted(differ):
         sa, sb = a.partition(pid), b.partition(pid)
         here = parts + (str(pid),)

@@ -218,16 +218,27 @@ class ReplayEngine:
             recs = [recs]
         return [self._materialize(r) if type(r) is int else r for r in recs]
 
-    def partition_fingerprint(self, recs) -> tuple:
-        """A partition's records (as filed under it) in a form that is equal for
-        equal records and cheap to get: the undecoded value of a deferred or
-        lazy record, the version and fields of one already decoded."""
-        if type(recs) is int:
-            return (self.store.value_bytes(recs),)
+    def partition_fingerprints(self, partitions: dict, pids=None) -> dict:
+        """Partition id -> its records (as filed under it) in a form that is
+        equal for equal records and cheap to get: the undecoded value of a
+        deferred or lazy record, the name, version and fields of one already
+        decoded (a tuple of those for several records). ``pids``: only
+        these partitions (default: all)."""
         value_bytes = self.store.value_bytes
-        return tuple(value_bytes(r) if type(r) is int else
-                     raw if (raw := r.raw) is not None else (r.name, r.version, r.data)
-                     for r in recs)
+        out = {}
+        for pid in (partitions if pids is None else pids):
+            recs = partitions[pid]
+            if type(recs) is int:
+                out[pid] = value_bytes(recs)
+            elif len(recs) == 1 and type(recs[0]) is not int:
+                r = recs[0]
+                raw = r.raw
+                out[pid] = raw if raw is not None else (r.name, r.version, r.data)
+            else:
+                out[pid] = tuple(value_bytes(r) if type(r) is int else
+                                 raw if (raw := r.raw) is not None else (r.name, r.version, r.data)
+                                 for r in recs)
+        return out
 
     def finish(self) -> None:
         """End of input: an open transaction is dropped, as Kafka does."""
@@ -430,7 +441,7 @@ class ReplayEngine:
         tid, name = d["topicId"], d["name"]
         old = self.image.topics.get(tid)
         t = TopicState(name, tid, (rec.offset, rec.timestamp), folder=self.fold_partition,
-                       resolver=self.partition_history, fingerprinter=self.partition_fingerprint)
+                       resolver=self.partition_history, fingerprinter=self.partition_fingerprints)
         self._history(("topic", tid), rec)
         if old is not None and old.name != name and self.image.topic_names.get(old.name) == tid:
             del self.image.topic_names[old.name]

@@ -91,8 +91,8 @@ class TopicState:
     folder: Callable | None = field(default=None, repr=False)
     # set by the engine: a partition's records as Record objects
     resolver: Callable | None = field(default=None, repr=False)
-    # set by the engine: a partition's records in a form equal for equal records
-    # (their undecoded bytes when it can), to compare partitions without folding them
+    # set by the engine: (partition_records, pids) -> {pid: its records in a form equal
+    # for equal records, their undecoded bytes when it can}, to compare without folding
     fingerprinter: Callable | None = field(default=None, repr=False)
 
     def partition_ids(self) -> list[int]:
