@@ -218,15 +218,15 @@ class ReplayEngine:
             recs = [recs]
         return [self._materialize(r) if type(r) is int else r for r in recs]
 
-    def partition_fingerprints(self, partitions: dict, pids=None) -> dict:
-        """Partition id -> its records (as filed under it) in a form that is
-        equal for equal records and cheap to get: the undecoded value of a
-        deferred or lazy record, the name, version and fields of one already
-        decoded (a tuple of those for several records). ``pids``: only
-        these partitions (default: all)."""
+    def partition_fingerprints(self, partitions: dict, pids) -> dict:
+        """Partition id -> its records (as filed under it in ``partitions``),
+        for the ``pids`` given, in a form that is equal for equal records and
+        cheap to get: the undecoded value of a deferred or lazy record, the
+        name, version and fields of one already decoded (a tuple of those for
+        several records)."""
         value_bytes = self.store.value_bytes
         out = {}
-        for pid in (partitions if pids is None else pids):
+        for pid in pids:
             recs = partitions[pid]
             if type(recs) is int:
                 out[pid] = value_bytes(recs)
