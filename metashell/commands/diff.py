@@ -108,6 +108,14 @@ that finds changes makes the run's status 1."""
             return USAGE
         for warning in warnings:
             ctx.error(f"{WARNING_PREFIX}{warning}")
+        try:
+            return self._compare(ctx, args, old_image, targets, skips)
+        except MetashellError as e:   # a file changed under us while records were read again
+            ctx.error(f"diff: {e}")
+            return USAGE
+
+    def _compare(self, ctx, args, old_image, targets, skips) -> int:
+        session = ctx.session
         secrets = getattr(session, "show_secrets", False)
         sides = _Sides(old_image, session.image, secrets)
         for parts in targets:
