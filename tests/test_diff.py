@@ -421,3 +421,23 @@ def test_the_image_rewound_to_a_time_equals_a_second_replay(tmp_path):
         rewound += fast.topics is not slow.topics
         assert changes_of(fast, session.image) == changes_of(slow, session.image), time
     assert rewound >= 30
+
+
+def test_from_offset_on_a_snapshot_file(tmp_path):
+    path = write_snapshot(tmp_path, 50, [feature("metadata.version", 20)])
+    session = open_session(path)
+    assert diff(session, "--from-offset", 49) == (0, "", "")
+    status, out, err = diff(session, "--from-offset", 10)
+    assert (status, out) == (2, "")
+    assert err.startswith(f"diff: {path}: --until-offset 10 is before this snapshot's last offset 49")
+
+
+def test_warnings_of_the_other_side(every_kind, tmp_path):
+    session, _ = every_kind
+    log = Log()
+    log.add(feature("metadata.version", 20))
+    log.add(change(T1, 0, isr=[1]))   # no such topic there: reported, skipped
+    other = log.write(tmp_path / "other")
+    status, out, err = diff(session, "--against", other, "/features/metadata.version")
+    assert (status, out) == (1, "~ /features/metadata.version  20 → 21\n")
+    assert err.startswith("kafka-metadata-shell: warning: ") and "offset 1" in err
