@@ -441,7 +441,7 @@ class ReplayEngine:
         tid, name = d["topicId"], d["name"]
         old = self.image.topics.get(tid)
         t = TopicState(name, tid, (rec.offset, rec.timestamp), folder=self.fold_partition,
-                       resolver=self.partition_history, fingerprinter=self.partition_fingerprints)
+                       resolver=self.partition_history)
         self._history(("topic", tid), rec)
         if old is not None and old.name != name and self.image.topic_names.get(old.name) == tid:
             del self.image.topic_names[old.name]

@@ -91,9 +91,6 @@ class TopicState:
     folder: Callable | None = field(default=None, repr=False)
     # set by the engine: a partition's records as Record objects
     resolver: Callable | None = field(default=None, repr=False)
-    # set by the engine: (partition_records, pids) -> {pid: its records in a form equal
-    # for equal records, their undecoded bytes when it can}, to compare without folding
-    fingerprinter: Callable | None = field(default=None, repr=False)
 
     def partition_ids(self) -> list[int]:
         """Partitions that exist: a partition whose every PartitionRecord is
@@ -105,6 +102,15 @@ class TopicState:
         if recs is None or self.folder is None:
             return None
         return self.folder(recs)
+
+    @property
+    def fingerprinter(self) -> Callable | None:
+        """``(partition_records, pids) -> {pid: fingerprint}``: the records of
+        partitions in a form equal for equal records (their undecoded bytes
+        when it can), to compare partitions without folding them. The engine
+        whose ``folder`` this is provides it (a property, so that loading a
+        topic costs nothing more for it)."""
+        return getattr(getattr(self.folder, "__self__", None), "partition_fingerprints", None)
 
     def partition_history(self, pid: int) -> list | None:
         """The records that created or changed a partition, oldest first."""

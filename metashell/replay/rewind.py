@@ -147,4 +147,4 @@ def _rewind_partitions(old: Image, store, log_files, offset: int) -> None:
             else:
                 del cut[pid]
         topics[tid] = TopicState(t.name, t.topic_id, t.change, cut, folder=t.folder,
-                                 resolver=t.resolver, fingerprinter=t.fingerprinter)
+                                 resolver=t.resolver)
