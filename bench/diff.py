@@ -87,7 +87,7 @@ def main(argv=None) -> int:
     ap.add_argument("--partitions", type=int, default=10)
     ap.add_argument("--changes", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=3,
-                    help="fresh processes per scenario, the fastest counts (default 3)")
+                    help="fresh processes per scenario, alternating; the best counts (default 3)")
     ap.add_argument("--profile", choices=("offsets", "snapshots"),
                     help="cProfile one scenario in this process and print the top entries")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
