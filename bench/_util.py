@@ -27,7 +27,7 @@ from pathlib import Path
 
 from metashell.loader.batch import HEADER_SIZE
 from metashell.loader.primitives import uuid_to_str
-from metashell.loader.writer import LogWriter, control, record
+from metashell.loader.writer import LogWriter, Out, control, record, segment_name, snapshot_name
 
 BENCH_DIR = Path(__file__).resolve().parent
 OUT_DIR = BENCH_DIR / "out"
@@ -135,13 +135,16 @@ def _uuid(rng: random.Random) -> str:
 
 
 def cluster_records(topics: int, partitions: int, *, brokers: int = 6, controllers: int = 3,
-                    replication: int = 3, seed: int = 42, partition_version: int = 2):
+                    replication: int = 3, seed: int = 42, partition_version: int = 2,
+                    shrunk_every: int = 0):
     """The metadata records of a realistic 4.x cluster image, in the order
     ``MetadataImage.write`` uses: features, controllers and brokers, topics
     each followed by its partitions (PartitionRecord v``partition_version``,
     ``replication`` replicas (with one log directory each from v1), full
     ISR, leader = first replica), configs, producer ids. Yields writer
-    ``Out`` objects lazily."""
+    ``Out`` objects lazily.
+    ``shrunk_every``: every so many partitions has lost its last replica from
+    the ISR (the same cluster a little later, for ``diff``)."""
     rng = random.Random(seed)
     replication = min(replication, brokers)
     for name, level in (("metadata.version", 29), ("eligible.leader.replicas.version", 1),
@@ -176,16 +179,18 @@ def cluster_records(topics: int, partitions: int, *, brokers: int = 6, controlle
     configs = []
     for t in range(topics):
         tid = _uuid(rng)
-        name = f"tenant-{t % 97:02d}.events.topic-{t:07d}"
+        name = topic_name(t)
         yield record("TopicRecord", name=name, topicId=tid)
         for p in range(partitions):
             first = (t + p) % brokers
             replicas = [((first + k) % brokers) + 1 for k in range(replication)]
             dirs = {"directories": [log_dirs[r] for r in replicas]} if partition_version else {}
+            shrunk = shrunk_every and (t * partitions + p) % shrunk_every == 0
             yield record("PartitionRecord", partition_version, partitionId=p, topicId=tid,
-                         replicas=replicas, isr=list(replicas), removingReplicas=[],
-                         addingReplicas=[], leader=replicas[0], leaderEpoch=rng.randrange(0, 20),
-                         partitionEpoch=rng.randrange(0, 40), **dirs)
+                         replicas=replicas, isr=replicas[:-1] if shrunk else list(replicas),
+                         removingReplicas=[], addingReplicas=[], leader=replicas[0],
+                         leaderEpoch=rng.randrange(0, 20),
+                         partitionEpoch=rng.randrange(0, 40) + (1 if shrunk else 0), **dirs)
         if t % 10 == 0:
             configs.append((name, "retention.ms", str(rng.choice((3600000, 86400000, 604800000)))))
         if t % 25 == 0:
@@ -198,6 +203,15 @@ def cluster_records(topics: int, partitions: int, *, brokers: int = 6, controlle
     for name, key, value in configs:
         yield record("ConfigRecord", resourceType=2, resourceName=name, name=key, value=value)
     yield record("ProducerIdsRecord", brokerId=1, brokerEpoch=1001, nextProducerId=123000)
+
+
+def topic_name(t: int) -> str:
+    """The name :func:`cluster_records` gives its topic number ``t``."""
+    return f"tenant-{t % 97:02d}.events.topic-{t:07d}"
+
+
+#: Kafka's snapshot writer fills batches up to this many bytes
+KAFKA_SNAPSHOT_BATCH_BYTES = 8 << 20
 
 
 # what a record adds to a batch besides its value, at most: length, attributes,
@@ -256,12 +270,83 @@ def big_snapshot(topics: int = 100_000, partitions: int = 10, *, out_dir=None,
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / f"snapshot-g{GENERATOR_VERSION}-{topics}t-{partitions}p.checkpoint"
     if not path.exists():
-        if verbose:
-            print(f"generating {path.name} ({topics} topics x {partitions} partitions) ...",
-                  file=sys.stderr, flush=True)
-        with Timer() as t:
-            n = write_snapshot(path, cluster_records(topics, partitions))
-        if verbose:
-            print(f"  {n} records, {human_bytes(path.stat().st_size)} in {t.seconds:.1f} s",
-                  file=sys.stderr, flush=True)
+        _generating(path, verbose, lambda: write_snapshot(path, cluster_records(topics, partitions)))
     return path
+
+
+def kafka_snapshot(topics: int, partitions: int, *, shrunk_every: int = 0, out_dir=None,
+                   verbose: bool = True) -> Path:
+    """Path of a cached snapshot of ``topics`` x ``partitions`` in Kafka's
+    8 MiB batches (see :func:`cluster_records`, ``shrunk_every`` included)."""
+    out_dir = Path(out_dir) if out_dir is not None else OUT_DIR
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / (f"snapshot-g{GENERATOR_VERSION}-{topics}t-{partitions}p-8mib"
+                      f"{f'-shrunk{shrunk_every}' if shrunk_every else ''}.checkpoint")
+    if not path.exists():
+        _generating(path, verbose, lambda: write_snapshot(
+            path, cluster_records(topics, partitions, shrunk_every=shrunk_every),
+            per_batch=None, max_bytes=KAFKA_SNAPSHOT_BATCH_BYTES))
+    return path
+
+
+def changing_log_dir(topics: int, partitions: int, changes: int, *, out_dir=None,
+                     verbose: bool = True) -> tuple[Path, int]:
+    """A cached metadata log dir: the :func:`kafka_snapshot` of ``topics`` x
+    ``partitions`` at end offset ``SNAPSHOT_END``, then a segment of small
+    batches as a controller writes them: a leader change, then ``changes``
+    rounds of a NoOp batch and a one-record batch shrinking one partition's
+    ISR (spread over the topics), and as many rounds again that expand it
+    back. Returns the dir and the offset after the first ``changes`` rounds:
+    between it and the end, ``changes`` partitions changed."""
+    out_dir = Path(out_dir) if out_dir is not None else OUT_DIR
+    root = out_dir / f"logdir-g{GENERATOR_VERSION}-{topics}t-{partitions}p-{changes}c"
+    part = root / "__cluster_metadata-0"
+    marker = root / "middle-offset"
+    if not marker.exists():
+        part.mkdir(parents=True, exist_ok=True)
+        snap = kafka_snapshot(topics, partitions, out_dir=out_dir, verbose=verbose)
+        target = part / snapshot_name(SNAPSHOT_END, 7)
+        if not target.exists():
+            os.link(snap, target)
+        ids = _topic_ids(topics, partitions)
+        w = LogWriter(SNAPSHOT_END, 8, 1_700_000_100_000)
+        w.leader_change(3000, [3000, 3001, 3002])
+        step = max(1, topics * partitions // changes)
+        middle = None
+        for rnd in range(2 * changes):
+            if rnd == changes:
+                middle = w.next_offset - 1
+            n = (rnd % changes) * step
+            t, p = divmod(n, partitions)
+            first = (t + p) % 6
+            replicas = [((first + k) % 6) + 1 for k in range(3)]
+            isr = replicas if rnd >= changes else replicas[:-1]
+            w.batch([record("NoOpRecord")], timestamp=1_700_000_100_000 + rnd * 500)
+            w.batch([record("PartitionChangeRecord", partitionId=p, topicId=ids[t], isr=isr,
+                            leader=-2)], timestamp=1_700_000_100_000 + rnd * 500 + 1)
+        w.write(part / segment_name(SNAPSHOT_END))
+        marker.write_text(str(middle))
+    return root, int(marker.read_text())
+
+
+#: where :func:`changing_log_dir`'s snapshot ends (its segment starts there)
+SNAPSHOT_END = 5_000_000
+
+
+def _topic_ids(topics: int, partitions: int) -> list[str]:
+    """The topic ids :func:`cluster_records` draws (same seed, same order)."""
+    ids = []
+    for r in cluster_records(topics, partitions):
+        if r.spec.name == "TopicRecord":
+            ids.append(r.data["topicId"])
+    return ids
+
+
+def _generating(path: Path, verbose: bool, write) -> None:
+    if verbose:
+        print(f"generating {path.name} ...", file=sys.stderr, flush=True)
+    with Timer() as t:
+        n = write()
+    if verbose:
+        print(f"  {n} records, {human_bytes(path.stat().st_size)} in {t.seconds:.1f} s",
+              file=sys.stderr, flush=True)

@@ -56,11 +56,13 @@ Examples:
     kafka-metadata-shell -s meta -o json cat '/topics/*/0/data' | jq .leader
     kafka-metadata-shell -s meta --until-time 2024-05-10T20:00:00Z summary
     kafka-metadata-shell -s meta --until-offset 1234 changes /topics/orders/0
+    kafka-metadata-shell -s meta diff --from-time 2024-05-10T19:00:00Z /topics
+    kafka-metadata-shell -s restored-meta diff --against meta --stat
   script (one command per line on stdin; # comments allowed):
     printf 'cd /brokers\\nls -l\\nfind . -name isFenced\\n' | kafka-metadata-shell -s meta
 
 \b
-Commands: cat cd changes exit find help history ls man pwd summary tree
+Commands: cat cd changes diff exit find help history ls man pwd summary tree
 (run 'kafka-metadata-shell help' or 'kafka-metadata-shell man COMMAND' for details).
 
 \b

@@ -79,6 +79,12 @@ class Session:
     def summary(self) -> dict:
         return summarize(self.image, self.engine, self.counts(), self.times)
 
+    def baseline(self, **which):
+        """The image ``diff`` compares this one with, and the warnings its
+        loading gave: see :func:`metashell.baseline.open_baseline`."""
+        from .baseline import open_baseline   # it opens sessions itself
+        return open_baseline(self, **which)
+
     def changes(self, path: str) -> list[dict]:
         """The records that created or changed the entity at ``path``."""
         records = entity_records(self.image, paths.split(path))
@@ -220,13 +226,15 @@ def _plan_for_time(plan, until_time: int, warnings: list[str]):
     """For time travel in a directory: the newest snapshot whose last contained
     record was appended at or before ``until_time``."""
     for cand in plan.snapshot_candidates:
-        ts = _snapshot_timestamp(cand.path)
+        ts = snapshot_timestamp(cand.path)
         if ts is not None and ts <= until_time:
             return plan if cand == plan.snapshot else plan.with_snapshot(cand)
     return plan.with_snapshot(None)
 
 
-def _snapshot_timestamp(path: Path) -> int | None:
+def snapshot_timestamp(path: Path) -> int | None:
+    """The append time of the last record a snapshot contains (its header
+    says), or None."""
     try:
         for batch in FileReader(path):
             for rec in batch.records:

@@ -31,8 +31,8 @@ def lines(text):
 # ------------------------------------------------------------------ registry / dispatch
 
 def test_registry_has_kafkas_ten_and_ours():
-    assert list(COMMANDS) == ["cat", "cd", "changes", "exit", "find", "help", "history", "ls",
-                              "man", "pwd", "summary", "tree"]
+    assert list(COMMANDS) == ["cat", "cd", "changes", "diff", "exit", "find", "help", "history",
+                              "ls", "man", "pwd", "summary", "tree"]
     for name, command in COMMANDS.items():
         assert command.name == name
         assert command.description and "\n" not in command.description
@@ -41,7 +41,7 @@ def test_registry_has_kafkas_ten_and_ours():
 def test_unknown_command(ctx):
     status, out, err = sh(ctx, "blah")
     assert status == 2 and out == ""
-    assert err == ("unknown command 'blah' (choose from cat, cd, changes, exit, find, help, "
+    assert err == ("unknown command 'blah' (choose from cat, cd, changes, diff, exit, find, help, "
                    "history, ls, man, pwd, summary, tree)\n")
 
 

@@ -16,6 +16,7 @@ from metashell.commands.cat import Cat
 from metashell.commands.cd import Cd
 from metashell.commands.changes import Changes
 from metashell.commands.context import Context
+from metashell.commands.diff import Diff
 from metashell.commands.exit import Exit
 from metashell.commands.find import Find
 from metashell.commands.help import Help
@@ -32,7 +33,7 @@ __all__ = ["COMMANDS", "Command", "Context", "command_names", "complete_line",
 #: name -> command, alphabetical (the order of help and of error messages)
 COMMANDS: dict[str, Command] = {
     c.name: c for c in sorted(
-        (Cat(), Cd(), Changes(), Exit(), Find(), Help(), History(), Ls(), Man(), Pwd(),
+        (Cat(), Cd(), Changes(), Diff(), Exit(), Find(), Help(), History(), Ls(), Man(), Pwd(),
          Summary(), Tree()),
         key=lambda c: c.name)
 }

@@ -12,21 +12,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from metashell.fs import paths
-from metashell.fs.node import Node
+from metashell.fs.node import Node, lookup
 
 
 class Candidate(NamedTuple):
     text: str      # full replacement for the typed word
     is_dir: bool   # directories end in "/" and take no trailing space
-
-
-def _lookup(root: Node, components: list[str]) -> "Node | None":
-    node: "Node | None" = root
-    for name in components:
-        node = node.child(name)
-        if node is None:
-            return None
-    return node
 
 
 def complete_path(root: Node, cwd: str, typed: str) -> list[Candidate]:
@@ -35,7 +26,7 @@ def complete_path(root: Node, cwd: str, typed: str) -> list[Candidate]:
     offer ``./`` and ``../``."""
     cut = typed.rfind("/") + 1
     prefix, last = typed[:cut], typed[cut:]
-    directory = _lookup(root, paths.resolve(cwd, prefix))
+    directory = lookup(root, paths.resolve(cwd, prefix))
     if directory is None or not directory.is_dir:
         return []
     out: list[Candidate] = []

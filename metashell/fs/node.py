@@ -109,6 +109,16 @@ class DictDir(Node):
         return _note(self._note)
 
 
+def lookup(root: Node, components: Iterable[str]) -> "Node | None":
+    """The node at ``components`` (a path from ``root``), or None."""
+    node: "Node | None" = root
+    for name in components:
+        node = node.child(name)
+        if node is None:
+            return None
+    return node
+
+
 def from_json(name: str, value: Any) -> Node:
     """A tree of DictDir/Leaf from nested dicts (dicts become directories).
     Handy for tests and fixed parts of the tree."""

@@ -190,8 +190,12 @@ class TopicsDir(_Dir):
             return sorted(self.image.topics)
         return sorted(self.image.topic_names)
 
+    def topic(self, name):
+        """The topic (``TopicState``) named ``name`` here, or None."""
+        return self.image.topics.get(name) if self.by_id else self.image.topic_by_name(name)
+
     def child(self, name):
-        t = self.image.topics.get(name) if self.by_id else self.image.topic_by_name(name)
+        t = self.topic(name)
         return TopicDir(name, self.view, t) if t is not None else None
 
 

@@ -21,6 +21,7 @@ sit together).
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import Callable, Iterator
 
 from ..errors import CorruptDataError, RecordDecodeError
 from .batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
@@ -57,10 +58,101 @@ class RecordStore:
         self._readers.append(reader)
         return reader
 
+    def file_numbers(self, paths) -> list[int]:
+        """The numbers of the files opened from ``paths``."""
+        wanted = {str(p) for p in paths}
+        return [i for i, r in enumerate(self._readers) if str(r.path) in wanted]
+
     def record(self, ref: int) -> Record:
         """The record ``ref`` names, decoded (``kind == "undecodable"`` if its
         body is bad). Its framing was checked when it was read, so damage
         here means the file changed since: :class:`CorruptDataError`."""
+        h, buf, vstart, vend, offset_delta, timestamp, attributes = self._value(ref)
+        rec = Record(h.base_offset + offset_delta, timestamp,
+                     h.epoch, METADATA, "", None, None, None, h.position)
+        if attributes:
+            rec.attributes = attributes
+        fill_metadata(rec, buf, vstart, vend, lazy=False)
+        return rec
+
+    def value_bytes(self, ref: int) -> bytes:
+        """The undecoded value of the record ``ref`` names: two records with
+        the same bytes hold the same fields (``diff`` compares partitions of
+        two sources this way before decoding any)."""
+        buf, vstart, vend = self._value(ref)[1:4]
+        return bytes(buf[vstart:vend])
+
+    def refs_after(self, offset: int, files) -> "Callable[[int], bool]":
+        """A test for whether a ref of one of ``files`` (store file numbers of
+        log segments, whose offsets are absolute) names a record with an
+        offset above ``offset``. Refs grow in reading order (file, batch,
+        position, offset delta), so one batch, the first one to end past
+        ``offset``, is the border; refs of earlier files (a snapshot) are
+        never after it. Within the border batch a record's offset delta is
+        read from its framing."""
+        border = self._border(offset, files)
+        if border is None:
+            return lambda ref: False
+        file_no, batch_no, base = border
+        first = ((file_no << REF_BATCH_BITS) | batch_no) << REF_POSITION_BITS   # the border batch's first ref
+        last = first + (1 << REF_POSITION_BITS) - 1
+        within = offset - base              # its records with a larger delta are after
+
+        def after(ref: int) -> bool:
+            return ref > last or (ref >= first and self._value(ref)[4] > within)
+        return after
+
+    def records_after(self, offset: int, files) -> Iterator[Record]:
+        """The records of ``files`` (as for :meth:`refs_after`) with offsets
+        above ``offset``, read again, lazily, from the first batch that ends
+        past it: what a replay applied after that point."""
+        border = self._border(offset, files)
+        if border is None:
+            return
+        for file_no in sorted(f for f in files if f >= border[0]):
+            reader = self._readers[file_no]
+            start = reader.batch_positions[border[1]] if file_no == border[0] else 0
+            tail = FileReader(reader.path, buf=memoryview(reader.buf)[start:], lazy=True,
+                              skip_damage=True)
+            for batch in tail:
+                for rec in batch.records:
+                    if rec.offset > offset:
+                        yield rec
+
+    def offset_before_time(self, time: int, files) -> "int | None":
+        """The last offset a replay of ``files`` (as for :meth:`refs_after`)
+        applies when it stops at ``time`` (as ``until_time`` does: before the
+        first batch appended after it); None if no batch read was."""
+        for file_no in sorted(files):
+            reader = self._readers[file_no]
+            buf = reader.buf
+            for pos in reader.batch_positions:
+                h = HEADER.unpack_from(buf, pos)
+                if h[8] > time:   # max timestamp
+                    return h[0] - 1
+        return None
+
+    def _border(self, offset: int, files) -> "tuple[int, int, int] | None":
+        """(file, batch number, base offset) of the first batch of ``files``
+        whose last offset is above ``offset``; None if there is none."""
+        for file_no in sorted(files):
+            reader = self._readers[file_no]
+            positions = reader.batch_positions
+            lo, hi = 0, len(positions)
+            while lo < hi:
+                mid = (lo + hi) // 2
+                h = HEADER.unpack_from(reader.buf, positions[mid])
+                if h[0] + h[6] > offset:   # base offset + last offset delta
+                    hi = mid
+                else:
+                    lo = mid + 1
+            if lo < len(positions):
+                return file_no, lo, HEADER.unpack_from(reader.buf, positions[lo])[0]
+        return None
+
+    def _value(self, ref: int) -> tuple:
+        """(batch header, buffer, value start, value end, offset delta,
+        timestamp, attributes) of ``ref``'s record."""
         key = ref >> REF_POSITION_BITS
         batch = self._batches.get(key)
         if batch is None or batch[1] is None:
@@ -77,13 +169,8 @@ class RecordStore:
             raise CorruptDataError(self._readers[ref_file(ref)].path, h.position,
                                    f"the record at byte {pos - start} of the batch to be as it was "
                                    "when the file was read", h.base_offset)
-        rec = Record(h.base_offset + offset_delta,
-                     h.base_timestamp + ts_delta if append_ts is None else append_ts,
-                     h.epoch, METADATA, "", None, None, None, h.position)
-        if attributes:
-            rec.attributes = attributes
-        fill_metadata(rec, buf, vstart, vstart + vlen, lazy=False)
-        return rec
+        return (h, buf, vstart, vstart + vlen, offset_delta,
+                h.base_timestamp + ts_delta if append_ts is None else append_ts, attributes)
 
     def _batch(self, key: int) -> tuple:
         reader = self._readers[key >> REF_BATCH_BITS]

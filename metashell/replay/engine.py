@@ -74,6 +74,7 @@ class ReplayEngine:
         self.source = ""          # label for problems (file name)
         self._txn: list | None = None
         self._txn_start = -1
+        self.transactions: list[tuple[int, int]] = []   # (begin, end) offsets of those applied
         self._reported: set[int] = set()   # keys of partition records already reported while folding
         self._snapshot = None     # (end_offset - 1, timestamp) while applying a snapshot
         self._skip_before = -1    # log records with offset < this are covered by the snapshot
@@ -217,6 +218,28 @@ class ReplayEngine:
             recs = [recs]
         return [self._materialize(r) if type(r) is int else r for r in recs]
 
+    def partition_fingerprints(self, partitions: dict, pids) -> dict:
+        """Partition id -> its records (as filed under it in ``partitions``),
+        for the ``pids`` given, in a form that is equal for equal records and
+        cheap to get: the undecoded value of a deferred or lazy record, the
+        name, version and fields of one already decoded (a tuple of those for
+        several records)."""
+        value_bytes = self.store.value_bytes
+        out = {}
+        for pid in pids:
+            recs = partitions[pid]
+            if type(recs) is int:
+                out[pid] = value_bytes(recs)
+            elif len(recs) == 1 and type(recs[0]) is not int:
+                r = recs[0]
+                raw = r.raw
+                out[pid] = raw if raw is not None else (r.name, r.version, r.data)
+            else:
+                out[pid] = tuple(value_bytes(r) if type(r) is int else
+                                 raw if (raw := r.raw) is not None else (r.name, r.version, r.data)
+                                 for r in recs)
+        return out
+
     def finish(self) -> None:
         """End of input: an open transaction is dropped, as Kafka does."""
         if self._txn is not None:
@@ -284,6 +307,7 @@ class ReplayEngine:
             self._problem(rec.offset, f"{name} without having seen a BeginTransactionRecord")
             return
         elif name == "EndTransactionRecord":
+            self.transactions.append((self._txn_start, rec.offset))
             pending, self._txn = self._txn, None
             for r in pending:
                 self._dispatch(r)

@@ -103,6 +103,15 @@ class TopicState:
             return None
         return self.folder(recs)
 
+    @property
+    def fingerprinter(self) -> Callable | None:
+        """``(partition_records, pids) -> {pid: fingerprint}``: the records of
+        partitions in a form equal for equal records (their undecoded bytes
+        when it can), to compare partitions without folding them. The engine
+        whose ``folder`` this is provides it (a property, so that loading a
+        topic costs nothing more for it)."""
+        return getattr(getattr(self.folder, "__self__", None), "partition_fingerprints", None)
+
     def partition_history(self, pid: int) -> list | None:
         """The records that created or changed a partition, oldest first."""
         recs = self.partition_records.get(pid)
