@@ -24,11 +24,14 @@ CLUSTER_KINDS = ("logdir", "partition-dir")
 def clusters(path: str) -> list[str]:
     """The cluster paths below ``path`` (a file, a folder or a glob), sorted.
     Raises :class:`InputError` when there is no metadata at all."""
-    matches = sorted(glob.glob(path, recursive=True)) if glob.has_magic(path) else [path]
+    pattern = glob.has_magic(path)
+    matches = sorted(glob.glob(path, recursive=True)) if pattern else [path]
     if not matches:
         raise InputError(path, "no file or directory matches this pattern")
     found: list[str] = []
     for match in matches:
+        if pattern and not os.path.isdir(match) and not _is_metadata_file(match):
+            continue   # a glob also matches meta.properties, indexes ...: not clusters
         found.extend(_below(match))
     if not found:
         if len(matches) == 1 and not glob.has_magic(path):
@@ -61,3 +64,11 @@ def _is_cluster_dir(path: str) -> bool:
         return inputs.classify(Path(path)) in CLUSTER_KINDS
     except MetashellError:
         return False
+
+
+def _is_metadata_file(path: str) -> bool:
+    try:
+        inputs.classify(Path(path))
+    except MetashellError:
+        return False
+    return True

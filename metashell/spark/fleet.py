@@ -70,14 +70,7 @@ def cli(path, out, master, output):
     sys.stdout.write(render(rows, output))
     for r in rows:
         for p in r["problems"]:
-            err.write(f"{PROG}: {r['cluster']}: {p['message'] if p['file'] is None else _problem_text(p)}\n")
-
-
-def _problem_text(p: dict) -> str:
-    where = [f"byte {p['byte']}"] if p["byte"] is not None else []
-    if p["offset"] is not None:
-        where.append(f"offset {p['offset']}")
-    return f"{p['file']} ({', '.join(where)}): {p['message']}" if where else p["message"]
+            err.write(f"{PROG}: {r['cluster']}: {p['text']}\n")
 
 
 def _check_out(out: str, clusters: list[str]) -> None:

@@ -63,19 +63,20 @@ _RECORD = re.compile(r"(?:(?P<file>\S+) )?offset (?P<offset>-?\d+): (?P<message>
 
 
 def problem(text: str) -> dict:
-    """A warning line of the shell as (file, byte, offset, message)."""
+    """A warning line of the shell (``text``) and its parts: file, byte, offset, message."""
     for pattern in (_CORRUPT, _RECORD):
         m = pattern.fullmatch(text)
         if m:
             d = m.groupdict()
             return {"file": d["file"], "byte": int(d["byte"]) if d.get("byte") else None,
                     "offset": int(d["offset"]) if d["offset"] else None,
-                    "message": d["message"]}
-    return {"file": None, "byte": None, "offset": None, "message": text}
+                    "message": d["message"], "text": text}
+    return {"file": None, "byte": None, "offset": None, "message": text, "text": text}
 
 
 def rows_clusters(session):
-    s = session.summary()
+    loaded_problems = len(session.engine.problems)
+    s = session.summary()   # folds every partition: more problems may turn up
     local = _dir(session, "local")
     loaded = local.child("loaded").value()
     node_id = local.child("nodeId")
@@ -91,7 +92,7 @@ def rows_clusters(session):
            s["topics"], s["partitions"], s["underReplicatedPartitions"], s["offlinePartitions"],
            s["underMinIsrPartitions"], counts["recordsApplied"], counts["recordsSkipped"],
            counts["recordsDropped"], list(counts["byType"].items()),
-           [problem(w) for w in session.warnings])
+           [problem(w) for w in session.warnings + session.new_problems(loaded_problems)])
 
 
 def failed_cluster_row(kind: "str | None", message: str) -> tuple:
@@ -209,9 +210,9 @@ def rows_producer_ids(session):
 
 def rows_quorum(session):
     node = _dir(session, "metadataQuorum")
+    # a voter known only from a LeaderChangeMessage or quorum-state has no details
     voters = [{"voter_id": int(vid), "directory_id": v.get("directoryId"),
-               "endpoints": [{"name": e["name"], "host": e["host"], "port": e["port"]}
-                             for e in v.get("endpoints", [])]}
+               "endpoints": v.get("endpoints"), "kraft_version": v.get("kraftVersion")}
               for vid, v in _value(node, "voters").items()]
     yield (_value(node, "leaderId"), _value(node, "leaderEpoch"), _value(node, "offset"),
            iso_micros(_value(node, "time")), _value(node, "kraftVersion"), voters) + _change(node)

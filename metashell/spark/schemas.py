@@ -23,7 +23,8 @@ IMAGE_TABLES = {
         "under_replicated BIGINT, offline BIGINT, under_min_isr BIGINT, "
         "records_applied BIGINT, records_skipped BIGINT, records_dropped BIGINT, "
         "records_by_type MAP<STRING, BIGINT>, "
-        "problems ARRAY<STRUCT<file: STRING, byte: BIGINT, offset: BIGINT, message: STRING>>"),
+        "problems ARRAY<STRUCT<file: STRING, byte: BIGINT, offset: BIGINT, message: STRING, "
+        "text: STRING>>"),
     "topics": f"topic STRING, topic_id STRING, partitions INT, {_CHANGE}",
     "partitions": (
         "topic STRING, topic_id STRING, partition INT, leader INT, leader_epoch INT, "
@@ -53,7 +54,8 @@ IMAGE_TABLES = {
     "quorum": (
         "leader_id INT, leader_epoch INT, offset BIGINT, time TIMESTAMP, kraft_version INT, "
         "voters ARRAY<STRUCT<voter_id: INT, directory_id: STRING, "
-        f"endpoints: ARRAY<STRUCT<name: STRING, host: STRING, port: INT>>>>, {_CHANGE}"),
+        "endpoints: ARRAY<STRUCT<name: STRING, host: STRING, port: INT>>, "
+        f"kraft_version: STRUCT<min: INT, max: INT>>>, {_CHANGE}"),
 }
 
 HISTORY_TABLES = {

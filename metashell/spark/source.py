@@ -12,6 +12,7 @@ its error is a problem in its ``clusters`` row.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
@@ -37,6 +38,7 @@ class Options:
     until_offset: int | None = None
     until_time: int | None = None
     show_secrets: bool = False
+    slice_bytes: int = history.SLICE_BYTES
 
     @classmethod
     def parse(cls, options) -> "Options":
@@ -59,7 +61,10 @@ class Options:
         show = str(o.get("showsecrets", "false")).strip().lower()
         if show not in ("true", "false"):
             raise UsageError(f"kraft-metadata: showSecrets {show!r} is not true or false")
-        return cls(table, until_offset, until_time, show == "true")
+        slice_bytes = str(o.get("slicebytes", history.SLICE_BYTES)).strip()
+        if not slice_bytes.isdigit() or int(slice_bytes) == 0:
+            raise UsageError(f"kraft-metadata: sliceBytes {slice_bytes!r} is not a size in bytes")
+        return cls(table, until_offset, until_time, show == "true", int(slice_bytes))
 
 
 class KraftMetadataDataSource(DataSource):
@@ -74,9 +79,13 @@ class KraftMetadataDataSource(DataSource):
 
     def reader(self, schema) -> "KraftMetadataReader":
         o = {k.lower(): v for k, v in dict(self.options).items()}
-        if "path" not in o:
+        if "paths" in o:   # .load([PATH, ...])
+            paths = json.loads(o["paths"])
+        elif "path" in o:
+            paths = [o["path"]]
+        else:
             raise UsageError("kraft-metadata: no path; use .load(PATH)")
-        return KraftMetadataReader(o["path"], Options.parse(self.options), schema)
+        return KraftMetadataReader(paths, Options.parse(self.options), schema)
 
 
 class ClusterPartition(InputPartition):
@@ -98,21 +107,22 @@ class SlicePartition(ClusterPartition):
 
 
 class KraftMetadataReader(DataSourceReader):
-    def __init__(self, path: str, options: Options, schema):
-        self.path = path
+    def __init__(self, paths: list[str], options: Options, schema):
+        self.paths = paths
         self.options = options
         self.schema = schema
 
     def partitions(self) -> list[InputPartition]:
         out: list[InputPartition] = []
-        for cluster in discover.clusters(self.path):
+        found = (c for path in self.paths for c in discover.clusters(path))
+        for cluster in dict.fromkeys(found):
             cid = cluster_id(cluster)
             if self.options.table != "records":
                 out.append(ClusterPartition(cluster, cid))
                 continue
             for path in _history_files(cluster):
                 out.extend(SlicePartition(cluster, cid, path, start, end)
-                           for start, end in history.slices(path))
+                           for start, end in history.slices(path, self.options.slice_bytes))
         return out
 
     def read(self, partition: ClusterPartition):
