@@ -34,14 +34,15 @@ def clusters(path: str) -> list[str]:
             continue   # a glob also matches meta.properties, indexes ...: not clusters
         found.extend(_below(match))
     if not found:
-        if len(matches) == 1 and not glob.has_magic(path):
-            inputs.classify(match)   # says what the path is instead, if it can
+        if not pattern:
+            inputs.classify(Path(path))   # says what the folder is instead, if it can
         raise InputError(path, "no KRaft metadata (no metadata log dir, segment or snapshot) found")
     return sorted(dict.fromkeys(found))
 
 
 def _below(path: str) -> list[str]:
     if not os.path.isdir(path):
+        inputs.classify(Path(path))   # a missing or non-metadata file: its one-line error
         return [path]   # a file is read as the shell reads it, whatever its name
     out: list[str] = []
     seen: set[str] = set()
