@@ -18,10 +18,9 @@ import pytest
 from click.testing import CliRunner
 
 from metashell.loader.batch import BatchScanner
-from metashell.spark.fleet import cli
-from spark_support import EXAMPLE, ROOT, by_cluster, read_table, shell_json
+from metashell.spark.fleet import cli, render, report_rows
 from conftest import require_spark
-from test_spark_image import as_tree, from_tree
+from spark_support import EXAMPLE, ROOT, as_tree, by_cluster, from_tree, read_table, shell_json
 
 SEGMENT = "__cluster_metadata-0/00000000000000000000.log"
 
@@ -121,22 +120,24 @@ def _child_env() -> dict:
     return env
 
 
-def test_fleet_report_end_to_end(fleet, tmp_path):
+def test_fleet_report_end_to_end(spark, fleet, tmp_path):
     require_spark()
     root, _ = fleet
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "metashell.spark.fleet", str(root), "--master",
-                           "local[2]", "-o", "json", "--out", str(out)],
+                           "local[2]", "--out", str(out)],
                           capture_output=True, text=True, timeout=600, env=_child_env())
     assert proc.returncode == 0, proc.stderr
-    report = json.loads(proc.stdout)
-    assert [c["cluster"] for c in report["clusters"]] == [
+    lines = proc.stdout.splitlines()
+    assert lines[0].split()[:3] == ["CLUSTER", "CLUSTER", "ID"]
+    assert [line.split()[0] for line in lines[1:5]] == [
         str(root / n) for n in ("damaged", "good-a", "nested/good-b", "unreadable")]
-    assert report["total"]["clusters"] == 4 and report["total"]["clusters_with_problems"] == 2
-    assert report["total"]["partitions"] == 3 * 74
-    good = report["clusters"][1]
-    assert (good["metadata_release"], good["brokers"], good["fenced_brokers"], good["offline"],
-            good["last_time"]) == ("4.2-IV1", 4, 1, 1, "2026-03-03T07:50:02.470Z")
+    assert lines[2].split() == [str(root / "good-a"), "bjaYWdoNRVibjFQf9j24sQ", "4.2-IV1", "4",
+                                "1", "3", "6", "74", "74", "1", "2", "2026-03-03T07:50:02.470Z",
+                                "0"]
+    assert lines[5] == ("fleet: 4 clusters (2 with problems), 12 brokers (3 fenced), "
+                        "9 controllers, 18 topics, 222 partitions, 222 under-replicated, "
+                        "3 offline, 6 under min ISR")
     # Spark's own output stays off the terminal; our progress and problems are there
     assert "WARN" not in proc.stderr and "log4j" not in proc.stderr
     assert "kafka-metadata-fleet: 4 cluster(s) below" in proc.stderr
@@ -144,19 +145,13 @@ def test_fleet_report_end_to_end(fleet, tmp_path):
     from metashell.spark.schemas import TABLES
     assert sorted(p.name for p in out.iterdir()) == sorted(TABLES)
     assert all(list((out / t).glob("*.parquet")) for t in ("clusters", "partitions", "records"))
-
-
-def test_fleet_text_report(tmp_path):
-    require_spark()
-    proc = subprocess.run([sys.executable, "-m", "metashell.spark.fleet", str(EXAMPLE),
-                           "--master", "local[1]"],
-                          capture_output=True, text=True, timeout=600, env=_child_env())
-    assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
-    assert lines[0].split()[:3] == ["CLUSTER", "CLUSTER", "ID"]
-    assert lines[1].split() == [str(EXAMPLE), "bjaYWdoNRVibjFQf9j24sQ", "4.2-IV1", "4", "1", "3",
-                                "6", "74", "74", "1", "2", "2026-03-03T07:50:02.470Z", "0"]
-    assert lines[2].startswith("fleet: 1 clusters (0 with problems), 4 brokers (1 fenced)")
+    # -o json: the same report for scripts
+    report = json.loads(render(report_rows(spark.read.parquet(str(out / "clusters"))), "json"))
+    assert report["total"] == {"clusters": 4, "clusters_with_problems": 2, "brokers": 12,
+                               "fenced_brokers": 3, "controllers": 9, "topics": 18,
+                               "partitions": 222, "under_replicated": 222, "offline": 3,
+                               "under_min_isr": 6}
+    assert report["clusters"][1]["last_time"] == "2026-03-03T07:50:02.470Z"
 
 
 LOCAL_CLUSTER_SCRIPT = """

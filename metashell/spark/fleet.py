@@ -45,8 +45,8 @@ Examples:
 @click.argument("path")
 @click.option("--out", metavar="DIR", type=click.Path(file_okay=False),
               help="Also write every table as Parquet, one folder per table.")
-@click.option("--master", metavar="URL", default="local[*]", show_default=True,
-              help="Spark master.")
+@click.option("--master", metavar="URL",
+              help="Spark master (default: spark-submit's, else local[*]).")
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="Output format.")
 @click.version_option(__version__, "--version", prog_name=PROG,
@@ -59,7 +59,8 @@ def cli(path, out, master, output):
         clusters = discover.clusters(path)
         if out is not None:
             _check_out(out, clusters)
-        err.write(f"{PROG}: {len(clusters)} cluster(s) below {path}; starting Spark ({master})\n")
+        err.write(f"{PROG}: {len(clusters)} cluster(s) below {path}; "
+                  f"starting Spark ({master or 'default master'})\n")
         rows = _run(path, out, master, err)
     except MetashellError as e:
         err.write(f"{PROG}: {e}\n")
@@ -81,11 +82,9 @@ def _check_out(out: str, clusters: list[str]) -> None:
             raise MetashellError(f"{out}: inside the input {c}; nothing is ever written there")
 
 
-def _run(path: str, out: str | None, master: str, err) -> list[dict]:
+def _run(path: str, out: str | None, master: str | None, err) -> list[dict]:
     """Run the job; the clusters table as dicts."""
     try:
-        from pyspark.sql import functions as F
-
         from .schemas import TABLES
         from .source import KraftMetadataDataSource
     except ImportError as e:
@@ -107,9 +106,7 @@ def _run(path: str, out: str | None, master: str, err) -> list[dict]:
         else:
             clusters = reader.option("table", "clusters").load(path)
         progress.label = "loading clusters"
-        # times as epoch ms: collect() would turn them into naive local datetimes
-        clusters = clusters.withColumn("last_time", F.unix_millis("last_time"))
-        rows = [r.asDict(recursive=True) for r in clusters.orderBy("cluster").collect()]
+        rows = report_rows(clusters)
     except Exception as e:   # a Spark failure arrives as a long Java/Python trace
         raise MetashellError(f"the Spark job failed: {_first_line(e)} (Spark's log: {log})") from None
     finally:
@@ -118,12 +115,22 @@ def _run(path: str, out: str | None, master: str, err) -> list[dict]:
     return rows
 
 
-def _start(master: str):
+def report_rows(clusters) -> list[dict]:
+    """The clusters table (a DataFrame) as dicts, sorted by cluster."""
+    from pyspark.sql import functions as F
+
+    # times as epoch ms: collect() would turn them into naive local datetimes
+    clusters = clusters.withColumn("last_time", F.unix_millis("last_time"))
+    return [r.asDict(recursive=True) for r in clusters.orderBy("cluster").collect()]
+
+
+def _start(master: str | None):
     try:
         from .local import start_spark
         return start_spark(master, app_name=PROG)
     except Exception as e:   # no Java, a bad master URL ...
-        raise MetashellError(f"Spark could not start on {master} (it needs Java 17 or 21): "
+        raise MetashellError(f"Spark could not start on {master or 'the default master'} "
+                             f"(it needs Java 17 or 21): "
                              f"{_first_line(e)}") from None
 
 

@@ -25,18 +25,21 @@ QUIET_CONF = {
 }
 
 
-def start_spark(master: str, *, app_name: str = "metashell", conf: dict | None = None,
+def start_spark(master: str | None, *, app_name: str = "metashell", conf: dict | None = None,
                 log_path: str | None = None):
-    """A SparkSession on ``master``; JVM output goes to ``log_path`` (a new
-    temporary file if None), whose name is in ``spark.metashell.log``."""
+    """A SparkSession on ``master`` (None: ``spark-submit``'s, else ``local[*]``);
+    JVM output goes to ``log_path`` (a new temporary file if None), whose
+    name is in ``spark.metashell.log``."""
     from pyspark.sql import SparkSession
 
-    if master.startswith("local"):
+    if master is None or master.startswith("local"):
         _use_this_python()
     if log_path is None:
         fd, log_path = tempfile.mkstemp(prefix="metashell-spark-", suffix=".log")
         os.close(fd)
-    builder = SparkSession.builder.master(master).appName(app_name)
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
     for key, value in {**QUIET_CONF, **(conf or {})}.items():
         builder = builder.config(key, value)
     builder = builder.config("spark.metashell.log", log_path)
@@ -47,7 +50,8 @@ def start_spark(master: str, *, app_name: str = "metashell", conf: dict | None =
 
 
 def _use_this_python() -> None:
-    """Local workers: this interpreter, and this metashell on their path."""
+    """Local workers: this interpreter (unless PYSPARK_PYTHON says otherwise),
+    and this metashell on their path."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     root = str(Path(__file__).resolve().parents[2])
     path = os.environ.get("PYTHONPATH", "")
