@@ -180,3 +180,19 @@ def test_local_cluster_with_separate_executors(spark):
         del r["last_change_time"]
     key = lambda r: (r["topic"], r["partition"])  # noqa: E731
     assert sorted(result["rows"], key=key) == sorted(local, key=key)
+
+
+def test_metashell_works_without_the_spark_extra():
+    """The shell never imports pyspark or pyarrow; the fleet report says what is missing."""
+    code = ("import sys; sys.modules['pyspark'] = None; sys.modules['pyarrow'] = None\n"
+            "from metashell.cli import main\n"
+            "status = main(['-s', sys.argv[1], 'ls', '/brokers'], standalone_mode=False)\n"
+            "from metashell.spark.fleet import main as fleet\n"
+            "fleet([sys.argv[1]])\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(EXAMPLE)], capture_output=True,
+                          text=True, timeout=120, env=_child_env())
+    assert proc.stdout.split() == ["1", "2", "3", "4"]
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("kafka-metadata-fleet: 1 cluster(s) below")
+    assert proc.stderr.splitlines()[-1].startswith(
+        "kafka-metadata-fleet: the fleet report needs the spark extra (pip install 'metashell[spark]')")
