@@ -3,7 +3,9 @@
 A generated fleet (``bench/out/fleet-...``, made once with the project's
 writer by ``_util.metadata_logdir``): ``--small`` clusters of 150-4,800
 partitions with logs of 2,000-8,000 small batches, and ``--large``
-clusters of 120,000-300,000 partitions with logs of 50,000 small batches,
+clusters of 120,000-300,000 partitions (12 by default: the loop must take
+over a minute on this machine for the target to apply) with logs of 50,000
+small batches,
 each a metadata log dir as Kafka leaves it (snapshot in 8 MiB batches, the
 log after it). Each measurement runs in a fresh process:
 
@@ -21,7 +23,7 @@ The target: fleet <= 0.8 x loop on local[2], once the loop takes >= 60 s.
 This machine has 2 cores shared with other work, so the ratio of (2) to
 (1), measured in the same run, says more than either time alone.
 
-    python bench/spark.py                    # 40 small + 4 large clusters
+    python bench/spark.py                    # 40 small + 12 large clusters
     python bench/spark.py --small 10 --large 1 --tables clusters,partitions
 """
 
@@ -45,15 +47,24 @@ TARGET_RATIO = 0.8
 
 
 def make_fleet(small: int, large: int) -> Path:
+    """The fleet folder: links to clusters generated once into a shared pool
+    (cluster i is the same in every fleet size)."""
+    pool = OUT_DIR / f"clusters-g{GENERATOR_VERSION}"
     fleet = OUT_DIR / f"fleet-g{GENERATOR_VERSION}-{small}s-{large}l"
     rng = random.Random(7)
+    names = []
     for i in range(small):
-        metadata_logdir(fleet / f"small-{i:03d}", rng.randrange(50, 400), rng.randrange(3, 13),
+        names.append(f"small-{i:03d}")
+        metadata_logdir(pool / names[-1], rng.randrange(50, 400), rng.randrange(3, 13),
                         log_batches=rng.randrange(2000, 8000), seed=100 + i)
     for i in range(large):
         topics, partitions = LARGE_SHAPES[i % len(LARGE_SHAPES)]
-        metadata_logdir(fleet / f"large-{i:02d}", topics, partitions, log_batches=LARGE_LOG,
-                        seed=10 + i)
+        names.append(f"large-{i:02d}")
+        metadata_logdir(pool / names[-1], topics, partitions, log_batches=LARGE_LOG, seed=10 + i)
+    fleet.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        if not (fleet / name).exists():
+            (fleet / name).symlink_to(pool / name, target_is_directory=True)
     return fleet
 
 
@@ -155,7 +166,7 @@ def run_fleet_command(fleet: Path, master: str) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--small", type=int, default=40)
-    ap.add_argument("--large", type=int, default=4)
+    ap.add_argument("--large", type=int, default=12)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--tables", default="clusters,topics,partitions,brokers,configs,records,"
                                         "partition_changes")

@@ -75,6 +75,16 @@ def test_damaged_clusters_do_not_fail_the_job(spark, fleet):
         tree = shell_json(path, "tree", "/")
         assert as_tree("partitions", partitions[path]) == from_tree("partitions", tree)
         assert not clusters[path]["problems"] or name == "damaged"
+    # the history tables too: the damaged batch is skipped, the unreadable log has no rows
+    records = by_cluster(read_table(spark, "records", str(root)))
+    assert "unreadable" not in {os.path.basename(c) for c in records}
+    good = {r["offset"] for r in records[str(root / "good-a")]}
+    lost = good - {r["offset"] for r in records[str(root / "damaged")]}
+    assert min(lost) == victim.base_offset and max(lost) == victim.base_offset + victim.last_offset_delta
+    changes = {c: {r["offset"] for r in rows}
+               for c, rows in by_cluster(read_table(spark, "partition_changes", str(root))).items()}
+    assert changes[str(root / "good-a")] == changes[str(root / "nested/good-b")]
+    assert changes[str(root / "damaged")] == changes[str(root / "good-a")] - lost
     assert _snapshot_of(root) == before   # nothing written, locked or deleted
 
 

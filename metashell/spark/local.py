@@ -51,8 +51,12 @@ def start_spark(master: str | None, *, app_name: str = "metashell", conf: dict |
 
 def _use_this_python() -> None:
     """Local workers: this interpreter (unless PYSPARK_PYTHON says otherwise),
-    and this metashell on their path."""
+    and this metashell on their path. Workers start as ``python -m``, which
+    would put the current directory first on their path: run from inside
+    another metashell checkout, they would import that one (PYTHONSAFEPATH,
+    Python >= 3.11, leaves it out)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYTHONSAFEPATH", "1")
     root = str(Path(__file__).resolve().parents[2])
     path = os.environ.get("PYTHONPATH", "")
     if root not in path.split(os.pathsep):

@@ -151,15 +151,23 @@ def table_rows(options: Options, part: ClusterPartition):
     """The rows (after ``cluster``, ``cluster_id``) of ``options.table`` for one partition."""
     table = options.table
     if table == "records":
-        return history.rows_records(part.file, part.start, part.end,
-                                    until_offset=options.until_offset,
-                                    until_time=options.until_time,
-                                    show_secrets=options.show_secrets)
+        return _unless_unreadable(history.rows_records(
+            part.file, part.start, part.end, until_offset=options.until_offset,
+            until_time=options.until_time, show_secrets=options.show_secrets))
     if table == "partition_changes":
-        return history.rows_partition_changes(_history_files(part.cluster),
-                                              until_offset=options.until_offset,
-                                              until_time=options.until_time)
+        return _unless_unreadable(history.rows_partition_changes(
+            _history_files(part.cluster), until_offset=options.until_offset,
+            until_time=options.until_time))
     return image_table_rows(table, part.cluster, options)
+
+
+def _unless_unreadable(rows):
+    """History rows up to a file that cannot be read at all (gone, no permission):
+    the job goes on, and the clusters table says what is wrong."""
+    try:
+        yield from rows
+    except (MetashellError, OSError):
+        return
 
 
 def image_table_rows(table: str, cluster: str, options: Options):
