@@ -48,7 +48,10 @@ def history_files(cluster: str) -> list[str]:
 def slices(path: str, limit: int = SLICE_BYTES) -> list[tuple[int, int | None]]:
     """``(start, end)`` byte ranges of ``path`` of about ``limit`` bytes,
     cut between batches (``end`` None: to the end of the file)."""
-    size = Path(path).stat().st_size
+    try:
+        size = Path(path).stat().st_size
+    except OSError:
+        size = 0   # the task that reads it finds it gone and says nothing
     if size <= limit:
         return [(0, None)]
     out, start = [], 0
