@@ -126,13 +126,15 @@ def report_rows(clusters) -> list[dict]:
 
 
 def _start(master: str | None):
+    from .local import new_log, start_spark
+
+    log = new_log()
     try:
-        from .local import start_spark
-        return start_spark(master, app_name=PROG)
+        return start_spark(master, app_name=PROG, log_path=log)
     except Exception as e:   # no Java, a bad master URL ...
         raise MetashellError(f"Spark could not start on {master or 'the default master'} "
-                             f"(it needs Java 17 or 21): "
-                             f"{_first_line(e)}") from None
+                             f"(it needs Java 17 or 21): {_first_line(e)} (Spark's log: {log})"
+                             ) from None
 
 
 def _first_line(e: Exception) -> str:

@@ -35,8 +35,7 @@ def start_spark(master: str | None, *, app_name: str = "metashell", conf: dict |
     if master is None or master.startswith("local"):
         _use_this_python()
     if log_path is None:
-        fd, log_path = tempfile.mkstemp(prefix="metashell-spark-", suffix=".log")
-        os.close(fd)
+        log_path = new_log()
     builder = SparkSession.builder.appName(app_name)
     if master is not None:
         builder = builder.master(master)
@@ -47,6 +46,13 @@ def start_spark(master: str | None, *, app_name: str = "metashell", conf: dict |
         spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def new_log() -> str:
+    """A new temporary file for Spark's own output."""
+    fd, path = tempfile.mkstemp(prefix="metashell-spark-", suffix=".log")
+    os.close(fd)
+    return path
 
 
 def _use_this_python() -> None:
