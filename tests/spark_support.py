@@ -91,9 +91,8 @@ def as_tree(table: str, rows: list[dict]) -> dict:
                 "inControlledShutdown": r["in_controlled_shutdown"],
                 "isMigratingZkBroker": r["is_migrating_zk_broker"], "logDirs": r["log_dirs"]},
                 "isFenced": r["fenced"], "inControlledShutdown": r["in_controlled_shutdown"],
-                "registeredAt": iso_time(r["registered_at"])}
-            if r["registered_at_offset"] is not None:
-                b["registeredAtOffset"] = r["registered_at_offset"]
+                "registeredAt": iso_time(r["registered_at"]),
+                "registeredAtOffset": r["registered_at_offset"]}
             t[str(r["broker_id"])] = b
         elif table == "controllers":
             t[str(r["controller_id"])] = {"registration": {
@@ -148,6 +147,8 @@ def from_tree(table: str, tree: dict) -> dict:
             else:
                 out[name] = {"id": node["id"], "name": node["name"], "partitions": len(parts)}
         return out
+    if table == "brokers":   # registeredAtOffset: null where the tree does not show it (yet)
+        return {b: {"registeredAtOffset": None, **node} for b, node in tree["brokers"].items()}
     if table == "scram_users":
         return {m: {u: v["iterations"] for u, v in users.items()}
                 for m, users in tree["scram"].items() if users}
