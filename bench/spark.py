@@ -9,6 +9,8 @@ small batches,
 each a metadata log dir as Kafka leaves it (snapshot in 8 MiB batches, the
 log after it). Each measurement runs in a fresh process:
 
+(0) ``spin``   how many cores' worth of work two CPU-bound processes get
+               done right now (other work on the machine takes its share);
 (1) ``loop``   the plain sequential baseline: ``open_session`` and
                ``summary()`` of every cluster, one after the other, in one
                process (what the fleet report computes per cluster);
@@ -149,6 +151,24 @@ def child_tables(fleet: Path, master: str, tables: list[str]) -> dict:
     return out
 
 
+def child_spin() -> dict:
+    with Timer() as t:
+        x = 0
+        for i in range(20_000_000):
+            x += i
+    return {"seconds": t.seconds}
+
+
+def parallel_capacity() -> float:
+    """How many cores' worth of work two processes get done right now: 2.0 on
+    two free cores, 1.0 when the machine can give only one (other work)."""
+    alone = run_fresh(__file__, ["--child", "spin", "-"])["seconds"]
+    procs = [subprocess.Popen([sys.executable, __file__, "--child", "spin", "-"],
+                              stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    together = max(json.loads(p.communicate()[0].splitlines()[-1])["seconds"] for p in procs)
+    return 2 * alone / together
+
+
 # --------------------------------------------------------------------------- main
 
 def run_fleet_command(fleet: Path, master: str) -> dict:
@@ -174,7 +194,9 @@ def main() -> None:
     args = ap.parse_args()
     if args.child:
         kind, fleet = args.child[0], Path(args.child[1])
-        if kind == "loop":
+        if kind == "spin":
+            report_child(child_spin())
+        elif kind == "loop":
             report_child(child_loop(fleet))
         elif kind == "largest":
             report_child(child_largest(fleet))
@@ -186,6 +208,8 @@ def main() -> None:
     clusters = _clusters(fleet)
     print(f"fleet: {fleet} ({len(clusters)} clusters, "
           f"{human_bytes(sum(_size(c) for c in clusters))})", flush=True)
+    print(f"machine: two CPU-bound processes get {parallel_capacity():.2f} cores' worth of "
+          "work done (2.00 = two free cores; local[2] cannot beat that)", flush=True)
     loop = run_fresh(__file__, ["--child", "loop", str(fleet)], timeout=7200)
     print(f"loop:  {loop['seconds']:.1f} s for {loop['partitions']} partitions "
           f"(open_session + summary, one process; peak RSS {human_bytes(loop['peak_rss'])})",
