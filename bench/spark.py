@@ -3,9 +3,9 @@
 A generated fleet (``bench/out/fleet-...``, made once with the project's
 writer by ``_util.metadata_logdir``): ``--small`` clusters of 150-4,800
 partitions with logs of 2,000-8,000 small batches, and ``--large``
-clusters of 120,000-300,000 partitions (12 by default: the loop must take
-over a minute on this machine for the target to apply) with logs of 50,000
-small batches,
+clusters of 120,000-300,000 partitions (32 by default: the loop must take
+over a minute for the target to apply; generating them takes about 25
+minutes once, then they are cached) with logs of 50,000 small batches,
 each a metadata log dir as Kafka leaves it (snapshot in 8 MiB batches, the
 log after it). Each measurement runs in a fresh process:
 
@@ -25,7 +25,8 @@ The target: fleet <= 0.8 x loop on local[2], once the loop takes >= 60 s.
 This machine has 2 cores shared with other work, so the ratio of (2) to
 (1), measured in the same run, says more than either time alone.
 
-    python bench/spark.py                    # 40 small + 12 large clusters
+    python bench/spark.py                    # 40 small + 32 large clusters
+    python bench/spark.py --large 4          # quicker (the loop is then too short to judge)
     python bench/spark.py --small 10 --large 1 --tables clusters,partitions
 """
 
@@ -186,7 +187,7 @@ def run_fleet_command(fleet: Path, master: str) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--small", type=int, default=40)
-    ap.add_argument("--large", type=int, default=12)
+    ap.add_argument("--large", type=int, default=32)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--tables", default="clusters,topics,partitions,brokers,configs,records,"
                                         "partition_changes")
