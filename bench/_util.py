@@ -23,6 +23,7 @@ import resource
 import subprocess
 import sys
 import time
+from itertools import islice
 from pathlib import Path
 
 from metashell.loader.batch import HEADER_SIZE
@@ -350,3 +351,76 @@ def _generating(path: Path, verbose: bool, write) -> None:
     if verbose:
         print(f"  {n} records, {human_bytes(path.stat().st_size)} in {t.seconds:.1f} s",
               file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- metadata log dirs
+
+def per_batch_for(records: list, batch_bytes: int = KAFKA_SNAPSHOT_BATCH_BYTES) -> int:
+    """How many records like ``records`` (a sample) fill a batch of ``batch_bytes``."""
+    from metashell.loader.writer import encode_records
+
+    payload, count = encode_records(records)
+    return max(1, batch_bytes * count // max(1, len(payload)))
+
+
+def metadata_logdir(path, topics: int, partitions: int, *, log_batches: int, seed: int = 1,
+                    cluster_id: str | None = None, verbose: bool = True) -> Path:
+    """A metadata log dir as a running Kafka node leaves it (cached: made
+    only when ``path`` is missing): ``meta.properties``, a snapshot of
+    ``topics`` x ``partitions`` (:func:`cluster_records`) in 8 MiB batches,
+    and the log after it as Kafka writes it, ``log_batches`` small batches
+    appended every 500 ms: mostly a lone NoOpRecord, every 20th a leader
+    move or an ISR change of 1-3 partitions, every 200th a broker fencing."""
+    path = Path(path)
+    if path.exists():
+        return path
+    rng = random.Random(seed)
+    tmp = path.with_name(path.name + ".tmp")
+    part_dir = tmp / "__cluster_metadata-0"
+    part_dir.mkdir(parents=True)
+    cid = cluster_id or uuid_to_str(rng.randbytes(16))
+    (tmp / "meta.properties").write_text(
+        f"version=1\nnode.id=3000\ncluster.id={cid}\ndirectory.id={uuid_to_str(rng.randbytes(16))}\n")
+    sample, seen = [], []
+    records = list(islice(cluster_records(topics, partitions, seed=seed), 2000))
+    per_batch = per_batch_for(records[-1000:])
+
+    def tap():
+        for r in cluster_records(topics, partitions, seed=seed):
+            if r.data.get("replicas") and len(sample) < 5000 and rng.random() < 0.05:
+                sample.append((r.data["topicId"], r.data["partitionId"], r.data["replicas"]))
+            yield r
+
+    start = 1_700_000_000_000
+    snap_tmp = part_dir / "snapshot.tmp"
+    end = write_snapshot(snap_tmp, tap(), epoch=5, timestamp=start, per_batch=per_batch)
+    os.replace(snap_tmp, part_dir / f"{end:020d}-{5:010d}.checkpoint")
+    w = LogWriter(end, 5, start)
+    for i in range(log_batches):
+        ts = start + 500 * (i + 1)
+        if i % 200 == 199:
+            b = rng.randrange(1, 7)
+            recs = [record("BrokerRegistrationChangeRecord", brokerId=b, brokerEpoch=1000 + b,
+                           fenced=int(rng.random() < 0.2), inControlledShutdown=0)]
+        elif i % 20 == 19 and sample:
+            recs = []
+            for tid, pid, replicas in rng.sample(sample, min(len(sample), rng.randrange(1, 4))):
+                if rng.random() < 0.5:
+                    recs.append(record("PartitionChangeRecord", partitionId=pid, topicId=tid,
+                                       leader=rng.choice(replicas)))
+                else:
+                    recs.append(record("PartitionChangeRecord", partitionId=pid, topicId=tid,
+                                       isr=replicas[:rng.randrange(1, len(replicas) + 1)]))
+        else:
+            recs = [record("NoOpRecord")]
+        w.batch(recs, timestamp=ts)
+    (part_dir / f"{end:020d}.log").write_bytes(w.getvalue())
+    (part_dir / "quorum-state").write_text(
+        '{"leaderId":3000,"leaderEpoch":5,"votedId":-1,"appliedOffset":0,'
+        '"currentVoters":[{"voterId":3000},{"voterId":3001},{"voterId":3002}],'
+        '"data_version":0}')
+    os.replace(tmp, path)
+    if verbose:
+        print(f"  generated {path.name}: {topics * partitions} partitions, snapshot end {end}, "
+              f"{log_batches} log batches", file=sys.stderr, flush=True)
+    return path
