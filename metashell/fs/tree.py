@@ -15,7 +15,7 @@ from typing import Any
 
 from ..loader import enums
 from ..timefmt import iso_time
-from .node import DictDir, Leaf, Node, sort_names
+from .node import DictDir, Leaf, Node, from_json, sort_names
 
 REDACTED = "[redacted]"
 DEFAULT_NAME = "<default>"
@@ -27,10 +27,12 @@ class View:
     """What every node of one tree shares: the image, the engine (for folding
     partitions) and the display options."""
 
-    def __init__(self, image, *, show_secrets: bool = False, local: dict | None = None):
-        self.image = image
+    def __init__(self, image, *, show_secrets: bool = False, local: dict | None = None,
+                 live=None):
+        self.image = image   # a live session swaps in the image of each new snapshot
         self.show_secrets = show_secrets
         self.local = local or {}
+        self.live = live     # live mode: callable() -> the quorum's view (/metadataQuorum/live)
 
     def secret(self, value: Any) -> Any:
         return value if self.show_secrets else REDACTED
@@ -50,8 +52,9 @@ class _Dir(Node):
         return self.view.image
 
 
-def build_root(image, *, show_secrets: bool = False, local: dict | None = None) -> Node:
-    view = View(image, show_secrets=show_secrets, local=local)
+def build_root(image, *, show_secrets: bool = False, local: dict | None = None,
+               live=None) -> "RootDir":
+    view = View(image, show_secrets=show_secrets, local=local, live=live)
     return RootDir("", view)
 
 
@@ -427,8 +430,10 @@ def quorum_dir(view: View) -> Node:
         "kraftVersion": q.kraft_version,
         "voters": {str(k): v for k, v in sorted(q.voters.items())},
     }
-    return DictDir("metadataQuorum", {k: Leaf(k, v, change=ch) for k, v in values.items()},
-                   change=ch)
+    entries: dict = {k: Leaf(k, v, change=ch) for k, v in values.items()}
+    if view.live is not None:   # asked of the quorum when someone looks
+        entries["live"] = lambda: from_json("live", view.live())
+    return DictDir("metadataQuorum", entries, change=ch)
 
 
 def local_dir(view: View) -> Node:
