@@ -1,0 +1,251 @@
+"""One blocking connection to one controller listener.
+
+Why our own transport: kafka-python 3.x's connections (``kafka.net``) live
+inside its ``KafkaConnectionManager``, which bootstraps with a Metadata
+request that controllers do not serve, and its connection class is an
+internal API that changes from patch release to patch release. A raft
+observer needs much less: one request in flight per connection (a
+controller serves a connection serially anyway), a long poll whose
+deadline we choose, and a ``close()`` another thread can call to end that
+poll at once. That is stdlib ``socket`` + ``ssl`` in about two hundred
+lines. kafka-python still does all the encoding and decoding
+(:mod:`.protocol`) and the SASL exchanges: its PLAIN and SCRAM mechanism
+classes (``kafka.net.sasl``) only turn bytes into bytes, so they fit as is.
+
+Every socket operation runs under a deadline. Problems are raised as
+:class:`Unreachable` (this address failed; try another one later) or as
+:class:`~metashell.errors.LiveError` (a configuration problem no retry
+fixes: TLS, authentication, a broker listener, a controller too old).
+"""
+
+from __future__ import annotations
+
+import itertools
+import socket
+import ssl
+import struct
+import threading
+import time
+
+from kafka.net.sasl.plain import SaslMechanismPlain
+from kafka.net.sasl.scram import SaslMechanismScram
+
+from ...errors import LiveError
+from . import protocol as p
+from .addresses import Controller
+from .clientconfig import SecurityConfig
+
+MAX_FRAME = 128 << 20          # a Fetch answer is at most 8 MiB of records; snapshot chunks are ours to size
+_SIZE = struct.Struct(">i")
+_HOSTNAME_MISMATCH = 62         # X509_V_ERR_HOSTNAME_MISMATCH
+
+
+class Unreachable(Exception):
+    """This controller could not be reached or dropped the connection."""
+
+
+class Connection:
+    """A connection to one controller, ready for requests after :meth:`open`
+    (TCP, TLS, ApiVersions, SASL). ``versions`` maps api keys to the version
+    to use: ``min(ours, theirs)``."""
+
+    def __init__(self, controller: Controller, security: SecurityConfig):
+        self.controller = controller
+        self.security = security
+        self.versions: dict[int, int] = {}
+        self._sock: socket.socket | None = None
+        self._correlation = itertools.count(1)
+        self._closed = threading.Event()
+
+    def __str__(self) -> str:
+        return str(self.controller)
+
+    # -- opening -----------------------------------------------------------
+
+    def open(self, deadline: float) -> "Connection":
+        addr = self.controller
+        try:
+            sock = socket.create_connection((addr.host, addr.port), timeout=_left(deadline))
+        except OSError as e:
+            raise Unreachable(_os_reason(e)) from None
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._sock = sock
+        if self._closed.is_set():
+            self.close()
+            raise Unreachable("closed")
+        if self.security.uses_tls:
+            self._sock = self._tls(sock, deadline)
+        self._negotiate(deadline)
+        if self.security.uses_sasl:
+            self._authenticate(deadline)
+        return self
+
+    def _tls(self, sock: socket.socket, deadline: float) -> ssl.SSLSocket:
+        addr = self.controller
+        context = self.security.ssl_context
+        try:
+            sock.settimeout(_left(deadline))
+            return context.wrap_socket(sock, server_hostname=addr.host)
+        except ssl.SSLCertVerificationError as e:
+            sock.close()
+            if e.verify_code == _HOSTNAME_MISMATCH:
+                raise LiveError(f"{addr}: TLS hostname verification failed: {e.verify_message} "
+                                f"(the controller's certificate does not name {addr.host}; "
+                                "ssl.endpoint.identification.algorithm= turns this check off)") from None
+            raise LiveError(f"{addr}: TLS certificate verification failed: {e.verify_message} "
+                            "(is the issuing CA in ssl.truststore.*?)") from None
+        except ssl.SSLError as e:
+            sock.close()
+            raise LiveError(f"{addr}: TLS handshake failed: {e.reason or e} "
+                            "(is this listener SSL, and does it require a client certificate?)") from None
+        except OSError as e:
+            sock.close()
+            raise Unreachable(f"TLS handshake: {_os_reason(e)}") from None
+
+    def _negotiate(self, deadline: float) -> None:
+        """ApiVersions first: our highest version; a controller that does not
+        know it answers UNSUPPORTED_VERSION with its range (KIP-511)."""
+        addr = self.controller
+        version = p.APIS[p.API_VERSIONS][2]
+        for _ in range(2):
+            answer = self._exchange(p.API_VERSIONS, version, p.api_versions_request(version), deadline)
+            if answer.error_code != p.UNSUPPORTED_VERSION:
+                break
+            theirs = p.supported_ranges(answer).get(p.API_VERSIONS, (0, 0))[1]
+            version = min(version, theirs)
+        if answer.error_code != p.NONE:
+            raise LiveError(f"{addr}: ApiVersions failed with error {answer.error_code}")
+        ranges = p.supported_ranges(answer)
+        if p.FETCH_SNAPSHOT not in ranges:
+            raise LiveError(f"{addr}: this is a broker listener (no FetchSnapshot API), "
+                            "point -C at the controller listener (controller.listener.names)")
+        fetch = ranges.get(p.FETCH, (0, -1))[1]
+        if fetch < p.APIS[p.FETCH][3]:
+            raise LiveError(f"{addr}: the controller is too old (Fetch up to v{fetch}; "
+                            "KRaft 3.0 or later with Fetch v12+ is needed)")
+        for key, (_req, _resp, ours, lowest) in p.APIS.items():
+            low, high = ranges.get(key, (0, -1))
+            if high >= lowest and low <= ours:
+                self.versions[key] = min(ours, high)
+
+    def _authenticate(self, deadline: float) -> None:
+        addr, sec = self.controller, self.security
+        handshake = self.versions.get(p.SASL_HANDSHAKE)
+        if handshake is None:
+            raise LiveError(f"{addr}: the listener does not accept SASL (no SaslHandshake API)")
+        answer = self._exchange(p.SASL_HANDSHAKE, handshake,
+                                p.SaslHandshakeRequest(mechanism=sec.sasl_mechanism, version=handshake),
+                                deadline)
+        if answer.error_code != p.NONE:
+            raise LiveError(f"{addr}: authentication failed: SASL mechanism {sec.sasl_mechanism} is "
+                            f"not enabled on this listener (it offers {', '.join(answer.mechanisms) or 'none'})")
+        config = {"sasl_mechanism": sec.sasl_mechanism, "sasl_plain_username": sec.username,
+                  "sasl_plain_password": sec.password}
+        mechanism = (SaslMechanismPlain if sec.sasl_mechanism == "PLAIN" else SaslMechanismScram)(**config)
+        version = self.versions.get(p.SASL_AUTHENTICATE, 0)
+        while not mechanism.is_done():
+            request = p.SaslAuthenticateRequest(auth_bytes=mechanism.auth_bytes(), version=version)
+            answer = self._exchange(p.SASL_AUTHENTICATE, version, request, deadline)
+            if answer.error_code != p.NONE:
+                why = f": {answer.error_message}" if answer.error_message else ""
+                raise LiveError(f"{addr}: authentication failed (SASL {sec.sasl_mechanism} as "
+                                f"user {sec.username!r}){why}")
+            try:
+                mechanism.receive(answer.auth_bytes)
+            except (ValueError, KeyError) as e:
+                raise LiveError(f"{addr}: authentication failed (SASL {sec.sasl_mechanism}): "
+                                f"the server's answer does not check out ({e})") from None
+        if not mechanism.is_authenticated():
+            raise LiveError(f"{addr}: authentication failed (SASL {sec.sasl_mechanism} as user {sec.username!r})")
+
+    # -- requests ----------------------------------------------------------
+
+    def request(self, api_key: int, message, deadline: float):
+        """Send one request at the negotiated version; the decoded answer."""
+        return self._exchange(api_key, self.versions[api_key], message, deadline)
+
+    def _exchange(self, api_key: int, version: int, message, deadline: float):
+        correlation = next(self._correlation)
+        self._send(p.encode_request(message, version, correlation), deadline)
+        frame = self._receive(deadline)
+        try:
+            got, answer = p.decode_response(api_key, version, frame)
+        except Exception as e:  # kafka-python raises assorted errors on short or bad frames
+            raise LiveError(f"{self.controller}: cannot decode the {type(message).__name__.split('_')[0]} "
+                            f"v{version} answer ({len(frame)} bytes): {e}") from None
+        if got != correlation:
+            raise Unreachable(f"answer to request {got} where {correlation} was expected")
+        return answer
+
+    def _send(self, data: bytes, deadline: float) -> None:
+        sock = self._live_socket()
+        try:
+            sock.settimeout(_left(deadline))
+            sock.sendall(data)
+        except OSError as e:
+            raise Unreachable(self._why(e)) from None
+
+    def _receive(self, deadline: float) -> bytearray:
+        head = self._read_exactly(4, deadline)
+        (size,) = _SIZE.unpack(head)
+        if not 4 <= size <= MAX_FRAME:
+            raise LiveError(f"{self.controller}: answer of {size} bytes (at most {MAX_FRAME} expected)")
+        return self._read_exactly(size, deadline)
+
+    def _read_exactly(self, size: int, deadline: float) -> bytearray:
+        sock = self._live_socket()
+        buf = bytearray(size)
+        view = memoryview(buf)
+        got = 0
+        try:
+            while got < size:
+                sock.settimeout(_left(deadline))
+                n = sock.recv_into(view[got:])
+                if n == 0:
+                    raise Unreachable("connection closed by the controller" if not self._closed.is_set()
+                                      else "closed")
+                got += n
+        except OSError as e:
+            raise Unreachable(self._why(e)) from None
+        return buf
+
+    def _live_socket(self) -> socket.socket:
+        sock = self._sock
+        if sock is None or self._closed.is_set():
+            raise Unreachable("closed")
+        return sock
+
+    def _why(self, e: OSError) -> str:
+        return "closed" if self._closed.is_set() else _os_reason(e)
+
+    def close(self) -> None:
+        """Thread-safe: a read blocked in another thread returns at once."""
+        self._closed.set()
+        sock = self._sock
+        if sock is None:
+            return
+        try:
+            # the plain socket's shutdown, so a blocked TLS read sees EOF
+            # without its SSL object being torn down under it
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        except OSError:
+            pass
+        try:
+            sock.close()
+        except OSError:
+            pass
+
+
+def _left(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise Unreachable("timed out")
+    return left
+
+
+def _os_reason(e: OSError) -> str:
+    if isinstance(e, (socket.timeout, TimeoutError)):
+        return "timed out"
+    if isinstance(e, socket.gaierror):
+        return f"cannot resolve the host name ({e.strerror})"
+    return e.strerror or str(e) or type(e).__name__
