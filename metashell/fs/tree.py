@@ -15,7 +15,7 @@ from typing import Any
 
 from ..loader import enums
 from ..timefmt import iso_time
-from .node import DictDir, Leaf, Node, from_json, sort_names
+from .node import DictDir, Leaf, Node, sort_names
 
 REDACTED = "[redacted]"
 DEFAULT_NAME = "<default>"
@@ -432,8 +432,17 @@ def quorum_dir(view: View) -> Node:
     }
     entries: dict = {k: Leaf(k, v, change=ch) for k, v in values.items()}
     if view.live is not None:   # asked of the quorum when someone looks
-        entries["live"] = lambda: from_json("live", view.live())
+        entries["live"] = lambda: live_quorum_dir(view.live())
     return DictDir("metadataQuorum", entries, change=ch)
+
+
+def live_quorum_dir(values: dict) -> Node:
+    """``/metadataQuorum/live`` (``-C`` only): the quorum as it answers now;
+    one file per voter under ``voters/``, the rest plain files."""
+    entries: dict = {k: Leaf(k, v) for k, v in values.items() if k != "voters"}
+    if "voters" in values:
+        entries["voters"] = DictDir("voters", {k: Leaf(k, v) for k, v in values["voters"].items()})
+    return DictDir("live", entries)
 
 
 def local_dir(view: View) -> Node:
