@@ -604,13 +604,25 @@ def _split_property(line: str) -> tuple[str, str]:
     return _unescape(key), _unescape(line[j:])
 
 
+class PropertiesError(ValueError):
+    """A malformed line of a ``.properties`` text; ``line`` is its number."""
+
+    def __init__(self, line: int, message: str):
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+        self.message = message
+
+
 def numbered_properties(text: str):
     """Yield ``(line number, key, value)`` for each property of Java
     ``.properties`` text (``#``/``!`` comments, ``=``/``:``/space separators,
     line continuations, backslash and ``\\uXXXX`` escapes); a malformed
-    escape raises ``ValueError``."""
+    escape raises :class:`PropertiesError`."""
     for number, line in _logical_lines(text):
-        key, value = _split_property(line)
+        try:
+            key, value = _split_property(line)
+        except ValueError as e:
+            raise PropertiesError(number, str(e)) from None
         yield number, key, value
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import MetashellError
-from ..inputs import numbered_properties
+from ..inputs import PropertiesError, numbered_properties
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -67,8 +67,8 @@ class _Props:
             for number, key, value in numbered_properties(text):
                 self.values[key] = value
                 self.lines[key] = number
-        except ValueError as e:
-            raise MetashellError(f"{path}: {e}") from None
+        except PropertiesError as e:
+            raise MetashellError(f"{path}:{e.line}: {e.message}") from None
 
     def get(self, key: str, default: str | None = None) -> str | None:
         value = self.values.get(key)
@@ -144,7 +144,7 @@ def _jaas_credentials(props: _Props, mechanism: str) -> tuple[str, str]:
 
 
 def _ssl_context(props: _Props) -> ssl.SSLContext:
-    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)   # certificate and hostname checks on
     algorithm = props.get("ssl.endpoint.identification.algorithm", "https")
     if algorithm == "":
         context.check_hostname = False
@@ -160,8 +160,8 @@ def _store_type(props: _Props, key: str, allowed: tuple[str, ...]) -> str:
     store = props.get(key, "JKS").upper()
     if store == "JKS":
         raise props.error(key if key in props.values else key.replace(".type", ".location"),
-                          "JKS stores are not supported: convert the store to PKCS12 "
-                          "(keytool -importkeystore -deststoretype PKCS12) or PEM and set " + key)
+                          "JKS stores are not supported: convert it to PKCS12 or PEM "
+                          "(keytool -importkeystore -deststoretype PKCS12) and set " + key)
     if store not in allowed:
         raise props.error(key, f"{store!r} is not supported (supported: {', '.join(allowed)})")
     return store
@@ -171,7 +171,8 @@ def _load_trust(props: _Props, context: ssl.SSLContext) -> None:
     inline = props.get("ssl.truststore.certificates")
     location = props.get("ssl.truststore.location")
     if not inline and not location:
-        return  # the system's trusted roots
+        context.load_default_certs()   # the system's trusted roots
+        return
     store = _store_type(props, "ssl.truststore.type", ("PEM", "PKCS12"))
     key = "ssl.truststore.certificates" if inline else "ssl.truststore.location"
     try:
