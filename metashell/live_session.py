@@ -142,7 +142,6 @@ class LiveSession(ImageSession):
         finally:
             with self.changed:
                 self.stopped = True
-                self._backlog = None
                 self.changed.notify_all()
             for q in list(self._subscribers):
                 q.put(None)
