@@ -465,10 +465,12 @@ class FakeNode:
         self.deny_cluster_action = False      # authorizer denies ClusterAction on Cluster
         self.deny_describe = False            # authorizer denies Describe on Cluster
         self.knows_endpoints = True           # it can put the leader's address in NodeEndpoints
+        self.advertised: tuple[str, int] | None = None     # (host, port) others give for it
         self.stale_view: tuple[int, int] | None = None    # (epoch, leader) of a lagging node
         self.resigning = False                # leader shutting down: BROKER_NOT_AVAILABLE
         self.requests: list[tuple[int, int]] = []          # (api key, version) received
         self.fetches: list = []                            # decoded Fetch requests received
+        self.errors: list[str] = []                        # the fake's own failures (should stay empty)
         self.sock: socket.socket | None = None
         self.port = 0
         self.conns: set[socket.socket] = set()
@@ -550,6 +552,8 @@ class FakeNode:
             Connection(self, sock).run()
         except (Closed, OSError, ssl.SSLError):
             pass
+        except Exception as e:    # a bug in the fake: recorded for the test, never a hang
+            self.errors.append(repr(e))
         finally:
             with self.lock:
                 self.conns.discard(conn)
@@ -634,9 +638,9 @@ class Connection:
                                     (req.client_software_name, req.client_software_version)):
             error = INVALID_REQUEST
         keys = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi)
-                for k, (lo, hi) in sorted(self.node.apis.items())]
+                for k, (lo, hi) in sorted(self.node.apis.items()) if error == NONE]
         kw = {}
-        if version >= 3:
+        if version >= 3 and error == NONE:
             # finalized features in tags 1 and 2 (section 1.1)
             kw = dict(finalized_features_epoch=self.quorum.log.end_offset,
                       finalized_features=[ApiVersionsResponse.FinalizedFeatureKey(
@@ -704,7 +708,8 @@ class Connection:
         _epoch, leader = self.quorum.view_of(self.node.id)
         if version < min_version or leader < 0 or not self.node.knows_endpoints:
             return []
-        return [(leader, "127.0.0.1", self.quorum.nodes[leader].port)]
+        target = self.quorum.nodes[leader]
+        return [(leader, *(target.advertised or ("127.0.0.1", target.port)))]
 
     def fetch(self, msg: bytes, version: int) -> bytes:
         req = FetchRequest.decode(msg, version=version, header=True)
@@ -779,9 +784,10 @@ class Connection:
         P = FetchResponse.FetchableTopicResponse.PartitionData
         responses = []
         if top_error == NONE:   # a top-level error comes with no partitions
+            known = error == NONE   # an error answer carries no log position
             part = P(partition_index=0, error_code=error,
-                     high_watermark=q.hwm if leader == self.node.id else -1,
-                     last_stable_offset=-1, log_start_offset=q.log.start_offset,
+                     high_watermark=q.hwm if known else -1,
+                     last_stable_offset=-1, log_start_offset=q.log.start_offset if known else -1,
                      aborted_transactions=None, preferred_read_replica=-1,
                      records=b"" if records is None and error == NONE else records,
                      current_leader=P.LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch))
@@ -817,7 +823,7 @@ class Connection:
             return encode_fetch_snapshot_response(version, corr, error=INCONSISTENT_CLUSTER_ID)
         if len(req.topics) != 1 or len(req.topics[0][1]) != 1:
             return encode_fetch_snapshot_response(version, corr, error=INVALID_REQUEST)
-        name, (p,) = req.topics
+        name, (p,) = req.topics[0]
         with q.cond:
             epoch, leader = q.view_of(self.node.id)
 
