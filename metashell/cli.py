@@ -280,7 +280,7 @@ def _live_config(controllers: str, config, timeout, cluster_id):
     try:
         quorum = parse_controllers(controllers)
     except UsageError as e:
-        raise click.BadParameter(str(e), param_hint="'-C' / '--controllers'") from None
+        raise click.UsageError(str(e)) from None
     security = load_client_config(config) if config is not None else SecurityConfig()
     return LiveConfig(quorum, security, timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
                       cluster_id=cluster_id)

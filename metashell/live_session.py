@@ -52,7 +52,7 @@ class LiveSession(ImageSession):
     def __init__(self, config, observer, *, until_offset: int | None = None,
                  until_time: int | None = None, show_secrets: bool = False,
                  progress: Callable[[int, int], None] | None = None):
-        source = ",".join(str(c) for c in config.controllers)
+        source = "controllers " + ",".join(str(c) for c in config.controllers)
         super().__init__(source, self._new_engine(until_offset, until_time), [], show_secrets)
         self.config = config
         self.observer = observer
@@ -82,7 +82,7 @@ class LiveSession(ImageSession):
         return engine
 
     def _local(self) -> dict:
-        return {"version": __version__, "source": f"controllers {self.source}",
+        return {"version": __version__, "source": self.source,
                 "clusterId": self.config.cluster_id, "counts": self.counts}
 
     # -- life cycle ------------------------------------------------------------------
