@@ -37,7 +37,7 @@ from .clientconfig import SecurityConfig
 
 MAX_FRAME = 128 << 20          # a Fetch answer is at most 8 MiB of records; snapshot chunks are ours to size
 _SIZE = struct.Struct(">i")
-_HOSTNAME_MISMATCH = 62         # X509_V_ERR_HOSTNAME_MISMATCH
+_NAME_MISMATCH = (62, 64)       # X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH
 
 
 class Unreachable(Exception):
@@ -88,7 +88,7 @@ class Connection:
             return context.wrap_socket(sock, server_hostname=addr.host)
         except ssl.SSLCertVerificationError as e:
             sock.close()
-            if e.verify_code == _HOSTNAME_MISMATCH:
+            if e.verify_code in _NAME_MISMATCH:
                 raise LiveError(f"{addr}: TLS hostname verification failed: {e.verify_message} "
                                 f"(the controller's certificate does not name {addr.host}; "
                                 "ssl.endpoint.identification.algorithm= turns this check off)") from None
