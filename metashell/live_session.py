@@ -38,7 +38,7 @@ from .fs.tree import build_root
 from .loader.reader import FileReader
 from .replay.describe import describe
 from .replay.engine import ReplayEngine
-from .session import ImageSession, _Loader, _no_cyclic_gc
+from .session import ImageSession, _Loader, _no_cyclic_gc, _quorum_fallback
 from .timefmt import iso_time
 
 BACKLOG = 10_000     # changes kept between catch-up and the first `watch`
@@ -168,6 +168,7 @@ class LiveSession(ImageSession):
             self._problems.extend(warnings)
             self.engine, self._engine_problems = engine, 0
             self.root.view.image = engine.image
+            self._leader_fallback()
             self.changed.notify_all()
         self._report(event.end_offset)
 
@@ -184,11 +185,22 @@ class LiveSession(ImageSession):
 
     def _status(self, event) -> None:
         self.status = event
+        with self.lock:
+            self._leader_fallback()
         if event.state == "following" and not self.caught_up.is_set():
             with self.lock:
                 self._backlog = deque(maxlen=BACKLOG)
             self.caught_up.set()
         self._report(event.committed_offset)
+
+    def _leader_fallback(self) -> None:
+        """While the log names no leader (no LeaderChange record since the
+        snapshot), show the one the quorum named, as a file load shows the
+        node's quorum-state."""
+        s = self.status
+        if s is not None and s.leader_id >= 0:
+            _quorum_fallback(self.engine.image.quorum,
+                             {"leaderId": s.leader_id, "leaderEpoch": s.leader_epoch})
 
     def _report(self, committed: int) -> None:
         """Catching-up progress: offsets applied of the high watermark."""
