@@ -284,7 +284,8 @@ class FakeQuorum:
         profiles = profile if isinstance(profile, dict) else {i: profile for i in ids}
         self.cluster_id = cluster_id
         self.log = RaftLog()
-        self.hwm = 0
+        self.hwm = 0              # what the current leader reports (-1: it does not know yet)
+        self.committed = 0        # the quorum's real commit point: never goes back
         self.epoch = epoch
         self.leader_id = leader_id
         self.cond = threading.Condition()
@@ -358,7 +359,7 @@ class FakeQuorum:
         if q.log.start_offset > 0 and not any(e == q.log.start_offset for e, _ in q.log.snapshots):
             raise ValueError(f"{path}: the log starts at {q.log.start_offset} with no snapshot there")
         q.epoch = max(max(epochs), 1)
-        q.hwm = q.log.end_offset
+        q._set_hwm(q.log.end_offset)
         return q
 
     def append(self, records: list[Out] | bytes, *, epoch: int | None = None, commit: bool = False,
@@ -380,14 +381,18 @@ class FakeQuorum:
                 self.log.append(rebase(d, self.log.end_offset, epoch))
             last = self.log.end_offset - 1
             if commit:
-                self.hwm = self.log.end_offset
+                self._set_hwm(self.log.end_offset)
             self.cond.notify_all()
             return first, last
+
+    def _set_hwm(self, hwm: int) -> None:
+        self.hwm = hwm
+        self.committed = max(self.committed, hwm)
 
     def commit(self, upto: int | None = None) -> int:
         """Advance the high watermark to ``upto`` (default: the log end)."""
         with self.cond:
-            self.hwm = self.log.end_offset if upto is None else upto
+            self._set_hwm(self.log.end_offset if upto is None else upto)
             self.cond.notify_all()
             return self.hwm
 
@@ -411,8 +416,8 @@ class FakeQuorum:
         fetches on the old leader complete with NOT_LEADER_OR_FOLLOWER."""
         with self.cond:
             if truncate_to is not None:
-                if truncate_to < min(self.hwm, self.log.end_offset):
-                    raise ValueError("cannot truncate committed data")
+                if truncate_to < self.committed:
+                    raise ValueError(f"cannot truncate committed data (below {self.committed})")
                 self.log.truncate(truncate_to)
             self.epoch += 1
             self.leader_id = new_leader
@@ -424,7 +429,7 @@ class FakeQuorum:
                 w = LogWriter(self.log.end_offset, self.epoch, int(time.time() * 1000))
                 w.batch(records)
                 self.log.append(w.getvalue())
-            self.hwm = hwm
+            self._set_hwm(hwm)
             self.cond.notify_all()
 
     def truncate_to_snapshot(self, snapshot: bytes, end_offset: int, epoch: int | None = None,
@@ -443,6 +448,13 @@ class FakeQuorum:
             del self.log.batches[:i], self.log.bases[:i]
             self.log.start_offset = end_offset
             self.cond.notify_all()
+
+    def corrupt_batch(self, offset: int) -> None:
+        """Damage the stored batch holding ``offset`` (its CRC no longer
+        matches): every Fetch that reaches it serves the damage."""
+        with self.cond:
+            b = self.log.batches[bisect.bisect_right(self.log.bases, offset) - 1]
+            b.data = corrupt_first_batch(b.data)
 
     # ---------------------------------------------------------------- views
 
@@ -588,6 +600,7 @@ class Connection:
         while not self.node.stopping:
             msg = read_frame(self.sock)
             key, version, _corr = HEADER.unpack_from(msg, 0)
+            self.node.requests.append((key, version))
             fault = self.node.take_fault(key)
             if fault and fault.action in ("drop-before", "drop-after"):
                 # "before": the request never reaches the handler; "after": it is read and lost
@@ -604,7 +617,6 @@ class Connection:
 
     def handle(self, msg: bytes, key: int, version: int) -> bytes | None:
         node = self.node
-        node.requests.append((key, version))
         supported = node.apis.get(key)
         if key == API_VERSIONS:
             if supported is None or not supported[0] <= version <= supported[1]:
