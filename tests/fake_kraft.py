@@ -222,15 +222,20 @@ class RaftLog:
         return entries
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """(end offset, epoch): ``LeaderEpochFileCache.endOffsetFor`` (the
+        latest epoch ends at the log end; an older one where the next higher
+        epoch starts, reported as the floor epoch, or as itself when it is
+        older than every known epoch), then ``KafkaMetadataLog``'s fallback
+        (log end, last fetched epoch) and its snapshot-epoch correction."""
         entries = self.epoch_entries()
         found = None
-        if entries and epoch >= entries[0][0]:
-            # LeaderEpochFileCache.endOffsetFor: the latest epoch ends at the log end,
-            # an older one where the next higher epoch starts
-            for i, (e, _start) in enumerate(entries):
-                if e <= epoch:
-                    nxt = entries[i + 1][1] if i + 1 < len(entries) else self.end_offset
-                    found = (nxt, e)
+        if entries and entries[-1][0] == epoch:
+            found = (self.end_offset, epoch)
+        elif entries:
+            higher = next((e for e in entries if e[0] > epoch), None)
+            floor = [e for e in entries if e[0] <= epoch]
+            if higher is not None:
+                found = (higher[1], floor[-1][0] if floor else epoch)
         if found is None:
             return self.end_offset, self.last_epoch()
         earliest = self.earliest_snapshot()

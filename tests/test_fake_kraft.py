@@ -685,3 +685,24 @@ def test_from_logdir_refuses_a_log_that_starts_without_a_snapshot(tmp_path):
     w.write(tmp_path / "00000000000000000050.log")
     with pytest.raises(ValueError, match="no snapshot"):
         FakeQuorum.from_logdir(tmp_path)
+
+
+def test_fetch_right_after_a_snapshot_and_a_new_epoch_is_valid(make_quorum):
+    # endOffsetFor(an epoch older than every entry) = (that epoch, start of the first entry)
+    q = make_quorum(1).start()
+    q.truncate_to_snapshot(snapshot_bytes([record("NoOpRecord")]), 10, 1)
+    q.failover(1)                                  # epoch 2 starts at 10 with a LeaderChange
+    _resp, part = fetch(Raw(q.nodes[1]), epoch=2, offset=10, last_epoch=1)
+    assert part.diverging_epoch is None and part.snapshot_id is None
+    assert int.from_bytes(bytes(part.records)[:8], "big") == 10
+
+
+def test_fetch_with_an_epoch_the_leader_never_had_diverges(make_quorum):
+    q = make_quorum(1, epoch=1).start()
+    q.append(noop_records(2))                      # epoch 1: 0-1
+    q.failover(1)                                  # epoch 2: 2 (LeaderChange)
+    q.failover(1)                                  # epoch 3: 3
+    _resp, part = fetch(Raw(q.nodes[1]), epoch=3, offset=3, last_epoch=2)
+    assert part.diverging_epoch is None
+    _resp, part = fetch(Raw(q.nodes[1]), epoch=3, offset=5, last_epoch=2)
+    assert (part.diverging_epoch.epoch, part.diverging_epoch.end_offset) == (2, 3)
