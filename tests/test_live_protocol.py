@@ -212,3 +212,27 @@ def test_decode_copies_the_records_once_from_a_bytearray_frame():
     assert type(records) is bytes and records == payload
     frame[-len(payload) - 1:] = bytes(len(payload) + 1)   # the frame buffer can be reused at once
     assert records == payload
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_snapshot_chunk_reads_the_records_in_place(version):
+    R = p.FetchSnapshotResponse
+    P = R.TopicSnapshot.PartitionSnapshot
+
+    def frame(error=0, records=b"", top_error=0):
+        part = P(index=0, error_code=error, snapshot_id=P.SnapshotId(end_offset=500, epoch=2),
+                 current_leader=P.LeaderIdAndEpoch(leader_id=3, leader_epoch=9),
+                 size=1 << 20, position=4096, unaligned_records=records, version=version)
+        extra = {"node_endpoints": [R.NodeEndpoint(node_id=3, host="c3", port=9093)]} if version >= 1 else {}
+        response = R(throttle_time_ms=0, error_code=top_error, version=version,
+                     topics=[R.TopicSnapshot(name=p.METADATA_TOPIC, partitions=[part])], **extra)
+        return bytearray(_response_frame(response, version, 12))
+
+    payload = bytes(range(256)) * 300
+    buf = frame(records=payload)
+    correlation, size, position, records = p.snapshot_chunk(buf)
+    assert (correlation, size, position) == (12, 1 << 20, 4096)
+    assert isinstance(records, memoryview) and records.obj is buf and bytes(records) == payload
+    # answers with an error go to the full decoder
+    assert p.snapshot_chunk(frame(error=p.NOT_LEADER_OR_FOLLOWER)) is None
+    assert p.snapshot_chunk(frame(top_error=p.CLUSTER_AUTHORIZATION_FAILED)) is None

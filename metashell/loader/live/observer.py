@@ -203,35 +203,44 @@ class Observer:
             request = p.fetch_snapshot_request(
                 version, leader_epoch=follower.epoch, end_offset=end_offset, epoch=epoch,
                 position=position, max_bytes=SNAPSHOT_CHUNK, cluster_id=self.config.cluster_id)
-            response = conn.request(p.FETCH_SNAPSHOT, request, self._deadline(time.monotonic()))
-            if response.error_code != p.NONE or not response.topics or not response.topics[0].partitions:
-                check_top_level(response.error_code, addr, "FetchSnapshot")
-                return follower.on_fetch(FetchAnswer(error=response.error_code or p.UNKNOWN_SERVER_ERROR,
-                                                     top_level=True), addr)
-            part = response.topics[0].partitions[0]
-            if part.error_code != p.NONE:
-                if part.error_code in (p.SNAPSHOT_NOT_FOUND, p.POSITION_OUT_OF_RANGE):
-                    return Step("fetch", detail=f"{addr}: FetchSnapshot: {error_name(part.error_code)}")
-                leader = part.current_leader
-                endpoints = {e.node_id: (e.host, e.port) for e in (getattr(response, "node_endpoints", None) or ())}
-                return follower.on_fetch(FetchAnswer(
-                    error=part.error_code, endpoints=endpoints,
-                    leader=(leader.leader_id, leader.leader_epoch) if leader is not None else None), addr)
-            chunk = part.unaligned_records or b""
+            correlation, frame = conn.request_frame(p.FETCH_SNAPSHOT, request, self._deadline(time.monotonic()))
+            chunk = p.snapshot_chunk(frame)
+            if chunk is None:
+                return self._snapshot_refused(conn.decode(p.FETCH_SNAPSHOT, correlation, frame), addr)
+            got, size, at, records = chunk
+            conn.check_correlation(correlation, got)
             if buf is None:
-                buf = bytearray(part.size)
-            if part.position != position or position + len(chunk) > len(buf) or (not chunk and position < len(buf)):
+                buf = bytearray(size)
+            if at != position or size != len(buf) or position + len(records) > size:
                 raise LiveError(f"{addr}: FetchSnapshot answer for snapshot {end_offset}-{epoch} at byte "
-                                f"{position} holds {len(chunk)} bytes at position {part.position} "
-                                f"of a {len(buf)}-byte snapshot")
-            buf[position:position + len(chunk)] = chunk
-            position += len(chunk)
-            del chunk, part, response
+                                f"{position} holds {len(records)} bytes at position {at} "
+                                f"of a {size}-byte snapshot ({len(buf)} bytes announced first)")
+            buf[position:position + len(records)] = records
+            position += len(records)
+            del records, chunk, frame
             if position == len(buf):
                 break
         source = f"snapshot {end_offset:020d}-{epoch:010d} from controller {addr}"
         _check_batches(buf, source)
         return Step("fetch", follower.on_snapshot(end_offset, epoch, buf, source))
+
+    def _snapshot_refused(self, response, addr: Controller) -> Step:
+        """A FetchSnapshot answer with an error (or without records): give
+        up this download; a leader change is handled as for Fetch."""
+        follower = self._follower
+        if response.error_code != p.NONE or not response.topics or not response.topics[0].partitions:
+            check_top_level(response.error_code, addr, "FetchSnapshot")
+            return follower.on_fetch(FetchAnswer(error=response.error_code or p.UNKNOWN_SERVER_ERROR,
+                                                 top_level=True), addr)
+        part = response.topics[0].partitions[0]
+        if part.error_code in (p.NONE, p.SNAPSHOT_NOT_FOUND, p.POSITION_OUT_OF_RANGE):
+            what = error_name(part.error_code) if part.error_code else "an empty chunk"
+            return Step("fetch", detail=f"{addr}: FetchSnapshot: {what}")
+        leader = part.current_leader
+        endpoints = {e.node_id: (e.host, e.port) for e in (getattr(response, "node_endpoints", None) or ())}
+        return follower.on_fetch(FetchAnswer(
+            error=part.error_code, endpoints=endpoints,
+            leader=(leader.leader_id, leader.leader_epoch) if leader is not None else None), addr)
 
     # -- the quorum's own view ---------------------------------------------
 

@@ -158,6 +158,39 @@ def decode_response(api_key: int, version: int, frame) -> tuple[int, object]:
     return correlation_id, response.decode(view[pos:], version=version)
 
 
+_SNAPSHOT_HEAD = struct.Struct(">ih")           # ThrottleTimeMs, ErrorCode
+_SNAPSHOT_PART = struct.Struct(">ihqi")         # Index, ErrorCode, SnapshotId.EndOffset, SnapshotId.Epoch
+_SNAPSHOT_POS = struct.Struct(">qq")            # Size, Position
+
+
+def snapshot_chunk(frame) -> tuple[int, int, int, memoryview] | None:
+    """``(correlation id, size, position, records)`` of a successful
+    FetchSnapshot answer (any version: the layout up to the records is the
+    same), the records a view into ``frame``, so they are copied once, into
+    the snapshot buffer. ``None`` for any answer with an error: those are
+    small, and :func:`decode_response` reads them whole."""
+    view = memoryview(frame)
+    (correlation,) = _INT32.unpack_from(view, 0)
+    pos = _skip_tagged_fields(view, 4)
+    _throttle, error = _SNAPSHOT_HEAD.unpack_from(view, pos)
+    topics, pos = _read_uvarint(view, pos + _SNAPSHOT_HEAD.size)
+    if error != NONE or topics != 2:
+        return None
+    name_length, pos = _read_uvarint(view, pos)
+    partitions, pos = _read_uvarint(view, pos + name_length - 1)
+    if partitions != 2:
+        return None
+    _index, error, _end, _epoch = _SNAPSHOT_PART.unpack_from(view, pos)
+    if error != NONE:
+        return None
+    pos = _skip_tagged_fields(view, pos + _SNAPSHOT_PART.size)   # SnapshotId's own tagged fields
+    size, position = _SNAPSHOT_POS.unpack_from(view, pos)
+    length, pos = _read_uvarint(view, pos + _SNAPSHOT_POS.size)
+    if length == 0 or pos + length - 1 > len(view):
+        return None
+    return correlation, size, position, view[pos:pos + length - 1]
+
+
 def _read_uvarint(view, pos: int) -> tuple[int, int]:
     value = shift = 0
     while True:

@@ -164,18 +164,33 @@ class Connection:
         """Send one request at the negotiated version; the decoded answer."""
         return self._exchange(api_key, self.versions[api_key], message, deadline)
 
-    def _exchange(self, api_key: int, version: int, message, deadline: float):
+    def request_frame(self, api_key: int, message, deadline: float) -> tuple[int, bytearray]:
+        """Send one request at the negotiated version; ``(correlation id,
+        answer frame)`` for a caller that reads part of it itself."""
         correlation = next(self._correlation)
-        self._send(p.encode_request(message, version, correlation), deadline)
-        frame = self._receive(deadline)
+        self._send(p.encode_request(message, self.versions[api_key], correlation), deadline)
+        return correlation, self._receive(deadline)
+
+    def decode(self, api_key: int, correlation: int, frame, version: int | None = None):
+        """The answer in ``frame`` to the request numbered ``correlation``."""
+        version = self.versions[api_key] if version is None else version
         try:
             got, answer = p.decode_response(api_key, version, frame)
         except Exception as e:  # kafka-python raises assorted errors on short or bad frames
-            raise LiveError(f"{self.controller}: cannot decode the {type(message).__name__.split('_')[0]} "
-                            f"v{version} answer ({len(frame)} bytes): {e}") from None
-        if got != correlation:
-            raise Unreachable(f"answer to request {got} where {correlation} was expected")
+            raise LiveError(f"{self.controller}: cannot decode the {p.APIS[api_key][1].__name__} "
+                            f"v{version} ({len(frame)} bytes): {e}") from None
+        self.check_correlation(correlation, got)
         return answer
+
+    @staticmethod
+    def check_correlation(sent: int, got: int) -> None:
+        if got != sent:
+            raise Unreachable(f"answer to request {got} where {sent} was expected")
+
+    def _exchange(self, api_key: int, version: int, message, deadline: float):
+        correlation = next(self._correlation)
+        self._send(p.encode_request(message, version, correlation), deadline)
+        return self.decode(api_key, correlation, self._receive(deadline), version)
 
     def _send(self, data: bytes, deadline: float) -> None:
         sock = self._live_socket()
