@@ -232,3 +232,21 @@ def test_hostname_check_off(server, ca):
                         security=client_tls(ca, check_hostname=False), timeout=1)
     _events, error, _s = run(Observer(config))
     assert p.FETCH in s.requests and "TLS" not in str(error)
+
+
+def test_a_listener_speaking_another_protocol(server):
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+
+    def answer_http():
+        conn, _ = sock.accept()
+        conn.recv(100)
+        conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+    threading.Thread(target=answer_http, daemon=True).start()
+    try:
+        _events, error, _s = run(Observer(LiveConfig(parse_controllers(f"127.0.0.1:{sock.getsockname()[1]}"),
+                                                     timeout=5)))
+    finally:
+        sock.close()
+    assert "not a Kafka listener" in str(error) and "HTTP" in str(error)

@@ -20,7 +20,10 @@ fixes: TLS, authentication, a broker listener, a controller too old).
 
 from __future__ import annotations
 
+import errno
 import itertools
+import os
+import select
 import socket
 import ssl
 import struct
@@ -37,6 +40,7 @@ from .clientconfig import SecurityConfig
 
 MAX_FRAME = 128 << 20          # a Fetch answer is at most 8 MiB of records; snapshot chunks are ours to size
 _SIZE = struct.Struct(">i")
+_POLL = 0.2                     # how often a connect in progress looks at close()
 _NAME_MISMATCH = (62, 64)       # X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH
 
 
@@ -63,22 +67,40 @@ class Connection:
     # -- opening -----------------------------------------------------------
 
     def open(self, deadline: float) -> "Connection":
-        addr = self.controller
-        try:
-            sock = socket.create_connection((addr.host, addr.port), timeout=_left(deadline))
-        except OSError as e:
-            raise Unreachable(_os_reason(e)) from None
+        sock = self._connect(deadline)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._sock = sock
-        if self._closed.is_set():
-            self.close()
-            raise Unreachable("closed")
         if self.security.uses_tls:
             self._sock = self._tls(sock, deadline)
         self._negotiate(deadline)
         if self.security.uses_sasl:
             self._authenticate(deadline)
         return self
+
+    def _connect(self, deadline: float) -> socket.socket:
+        """TCP connect, polled in short slices so that :meth:`close` from
+        another thread ends it too (a blocking connect cannot be woken)."""
+        addr = self.controller
+        try:
+            infos = socket.getaddrinfo(addr.host, addr.port, type=socket.SOCK_STREAM)
+        except OSError as e:
+            raise Unreachable(_os_reason(e)) from None
+        reason = "no address"
+        for family, kind, proto, _name, sockaddr in infos:
+            sock = socket.socket(family, kind, proto)
+            self._sock = sock
+            sock.setblocking(False)
+            code = sock.connect_ex(sockaddr)
+            while code in (errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EALREADY):
+                if self._closed.is_set():
+                    raise Unreachable("closed")
+                _, writable, _ = select.select([], [sock], [], min(_POLL, _left(deadline)))
+                if writable:
+                    code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if code == 0:
+                return sock
+            sock.close()
+            reason = os.strerror(code)
+        raise Unreachable(reason)
 
     def _tls(self, sock: socket.socket, deadline: float) -> ssl.SSLSocket:
         addr = self.controller
@@ -204,7 +226,8 @@ class Connection:
         head = self._read_exactly(4, deadline)
         (size,) = _SIZE.unpack(head)
         if not 4 <= size <= MAX_FRAME:
-            raise LiveError(f"{self.controller}: answer of {size} bytes (at most {MAX_FRAME} expected)")
+            raise LiveError(f"{self.controller}: not a Kafka listener (its answer starts with {bytes(head)!r}, "
+                            f"read as a frame of {size} bytes; at most {MAX_FRAME} expected)")
         return self._read_exactly(size, deadline)
 
     def _read_exactly(self, size: int, deadline: float) -> bytearray:
@@ -231,7 +254,16 @@ class Connection:
         return sock
 
     def _why(self, e: OSError) -> str:
-        return "closed" if self._closed.is_set() else _os_reason(e)
+        """Why a read or write failed; a TLS alert from the controller (not a
+        mere drop) is fatal: no retry will make it accept this client."""
+        if self._closed.is_set():
+            return "closed"
+        if isinstance(e, ssl.SSLError) and not isinstance(e, (ssl.SSLEOFError, ssl.SSLZeroReturnError)):
+            reason = e.reason or str(e)
+            hint = (" (the listener requires a client certificate: set ssl.keystore.*)"
+                    if "CERTIFICATE_REQUIRED" in reason else "")
+            raise LiveError(f"{self.controller}: TLS: the controller refused this client: {reason}{hint}")
+        return _os_reason(e)
 
     def close(self) -> None:
         """Thread-safe: a read blocked in another thread returns at once."""
