@@ -43,11 +43,8 @@ UNKNOWN_SERVER_ERROR = -1
 NOT_LEADER_OR_FOLLOWER = 6
 BROKER_NOT_AVAILABLE = 8
 CLUSTER_AUTHORIZATION_FAILED = 31
-UNSUPPORTED_SASL_MECHANISM = 33
-ILLEGAL_SASL_STATE = 34
 UNSUPPORTED_VERSION = 35
 INVALID_REQUEST = 42
-SASL_AUTHENTICATION_FAILED = 58
 FENCED_LEADER_EPOCH = 74
 UNKNOWN_LEADER_EPOCH = 75
 SNAPSHOT_NOT_FOUND = 98
@@ -134,7 +131,6 @@ APIS = {
 }
 API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE, FETCH, FETCH_SNAPSHOT, DESCRIBE_QUORUM = 18, 17, 36, 1, 59, 55
 
-_HEADER = struct.Struct(">hhih")   # api key, api version, correlation id, client id length
 _INT32 = struct.Struct(">i")
 
 
@@ -209,12 +205,6 @@ def _skip_tagged_fields(view, pos: int) -> int:
         size, pos = _read_uvarint(view, pos)
         pos += size
     return pos
-
-
-def api_versions_error(frame) -> int:
-    """The error code of an ApiVersions answer (the first body field in
-    every version, so readable before the version is known)."""
-    return struct.unpack_from(">h", frame, 4)[0]
 
 
 def api_versions_request(version: int):

@@ -213,9 +213,8 @@ class Follower:
             while pending and pending[0].last < hwm and pending[0].buf is first.buf:
                 last = pending.popleft()
             buf = first.buf
-            data = buf if first.start == 0 and last.end == len(buf) else bytes(buf[first.start:last.end])
-            events.append(CommittedEvent(bytes(data) if not isinstance(data, bytes) else data,
-                                         first.base, last.last, f"controller {source}"))
+            data = buf if first.start == 0 and last.end == len(buf) else buf[first.start:last.end]
+            events.append(CommittedEvent(data, first.base, last.last, f"controller {source}"))
             self.committed = last.last + 1
             self.committed_epoch = last.epoch
         return events

@@ -61,9 +61,6 @@ class Connection:
         self._correlation = itertools.count(1)
         self._closed = threading.Event()
 
-    def __str__(self) -> str:
-        return str(self.controller)
-
     # -- opening -----------------------------------------------------------
 
     def open(self, deadline: float) -> "Connection":
