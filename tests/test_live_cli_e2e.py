@@ -172,3 +172,29 @@ def test_nothing_listening_exits_1_within_the_timeout_naming_the_addresses(tmp_p
     assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
     assert elapsed < 2 + 5          # the timeout, plus starting Python
 
+
+
+def test_interactive_follows_shows_a_lost_quorum_and_exits_at_once(quorum, tmp_path):
+    pexpect = pytest.importorskip("pexpect")
+    child = pexpect.spawn(str(BIN), ["-C", quorum.bootstrap(), "--timeout", "10"],
+                          env=env(tmp_path), encoding="utf-8", timeout=30, dimensions=(24, 120))
+    try:
+        child.expect_exact("controllers 1@127.0.0.1:")
+        child.expect_exact("[kafka-metadata-shell /]>")
+        child.sendline("ls /brokers")
+        child.expect_exact("1\r\n")
+        child.expect_exact("[kafka-metadata-shell /]>")
+        for node in quorum.nodes.values():       # the whole quorum goes away
+            node.stop()
+        child.expect_exact("(quorum lost)]>")       # redrawn while waiting for input
+        child.send("ls /top")
+        child.sendcontrol("c")                   # cancels the line at once
+        child.expect_exact("[kafka-metadata-shell / (quorum lost)]>")
+        started = time.monotonic()
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+        assert time.monotonic() - started < 5
+        child.close()
+        assert child.exitstatus == 0
+    finally:
+        child.terminate(force=True)
