@@ -113,6 +113,9 @@ class Listener:
     users: dict = field(default_factory=dict)
     tls: ssl.SSLContext | None = None
     name: str = "CONTROLLER"
+    # connections.max.reauth.ms (KIP-368): an authenticated connection that
+    # outlives it is closed at its next request unless it re-authenticated
+    session_lifetime_ms: int = 0
 
     @property
     def sasl(self) -> bool:
@@ -600,12 +603,16 @@ class Connection:
         self.sasl = None
         self.corrupt = False
         self.close_after_reply = False
+        self.expires: float | None = None
 
     def run(self) -> None:
         while not self.node.stopping:
             msg = read_frame(self.sock)
             key, version, _corr = HEADER.unpack_from(msg, 0)
             self.node.requests.append((key, version))
+            if (self.expires is not None and time.monotonic() > self.expires
+                    and key not in (SASL_HANDSHAKE, SASL_AUTHENTICATE)):
+                return          # SocketServer closes an expired SASL channel (section 2.3, KIP-368)
             fault = self.node.take_fault(key)
             if fault and fault.action in ("drop-before", "drop-after"):
                 # "before": the request never reaches the handler; "after": it is read and lost
@@ -695,10 +702,13 @@ class Connection:
             try:
                 out = self.sasl.step(bytes(req.auth_bytes))
                 self.authenticated = self.sasl.done
+                lifetime = self.node.listener.session_lifetime_ms
+                if self.sasl.done and lifetime:
+                    self.expires = time.monotonic() + lifetime / 1000
             except AuthFailed as e:
                 error, message = SASL_AUTHENTICATION_FAILED, str(e)
                 self.close_after_reply = True
-        kw = {"session_lifetime_ms": 0} if version >= 1 else {}
+        kw = {"session_lifetime_ms": self.node.listener.session_lifetime_ms} if version >= 1 else {}
         resp = SaslAuthenticateResponse(version=version, error_code=error, error_message=message,
                                         auth_bytes=out, **kw)
         resp.with_header(req.header.correlation_id)

@@ -58,6 +58,9 @@ GOLDEN = {
 }
 
 
+OPEN: list = []     # Raw connections of the running test, closed by the fixture
+
+
 @pytest.fixture
 def make_quorum():
     made = []
@@ -68,6 +71,8 @@ def make_quorum():
         return q
 
     yield make
+    while OPEN:
+        OPEN.pop().close()
     for q in made:
         q.stop()
         assert not [e for n in q.nodes.values() for e in n.errors]
@@ -79,7 +84,14 @@ class Raw:
 
     def __init__(self, node, *, tls: ssl.SSLContext | None = None, timeout: float = 5):
         sock = socket.create_connection(("127.0.0.1", node.port), timeout=timeout)
-        self.sock = tls.wrap_socket(sock, server_hostname="127.0.0.1") if tls else sock
+        self.sock = sock
+        if tls:
+            try:
+                self.sock = tls.wrap_socket(sock, server_hostname="127.0.0.1")
+            except BaseException:
+                sock.close()
+                raise
+        OPEN.append(self.sock)
         self.corr = 0
 
     def close(self):
@@ -606,6 +618,18 @@ def test_sasl_unsupported_mechanism_and_requests_before_auth(make_quorum):
     req.with_header(5, "kms")
     conn.sock.sendall(req.encode(version=17, header=True, framed=True))
     assert conn.closed_by_peer()
+
+
+def test_sasl_session_expiry_closes_at_the_next_request(make_quorum):
+    listener = Listener("SASL_PLAINTEXT", users={"alice": "s3cret"}, session_lifetime_ms=200)
+    q = make_quorum(1, listener=listener).start()
+    conn = Raw(q.nodes[1])
+    assert handshake(conn, "PLAIN") == 0
+    assert authenticate(conn, b"\0alice\0s3cret").session_lifetime_ms == 200
+    assert fetch(conn)[1].error_code == 0
+    time.sleep(0.3)
+    with pytest.raises((Closed, OSError)):
+        fetch(conn)
 
 
 def test_tls_with_test_certificates(make_quorum, tmp_path):

@@ -6,6 +6,8 @@ one-line ``LiveError``s that never show a secret."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from fake_kraft import FakeQuorum, Listener
@@ -158,3 +160,17 @@ def test_plaintext_client_against_a_tls_listener_fails_in_time(run, tmp_path):
     _q, f = run(Listener("SSL", tls=certs.server_context()), {"security.protocol": "PLAINTEXT"},
                 timeout=2.0)
     failed(f)
+
+
+def test_sasl_session_expiry_is_survived(run):
+    # KIP-368: the controller closes a connection whose SASL session expired
+    q, f = run(Listener("SASL_PLAINTEXT", users=users(), session_lifetime_ms=300),
+               sasl("SASL_PLAINTEXT", "SCRAM-SHA-256"))
+    followed(q, f)
+    for n in range(4):
+        time.sleep(0.4)
+        q.append([record("TopicRecord", name=f"late{n}", topicId=f"AAAAAAAAAAAAAAAAAAAAB{'AQgw'[n]}")],
+                 commit=True)
+    assert f.wait(lambda f: f.committed_offset == q.log.end_offset, 15), (f.error, f.statuses[-1:])
+    assert f.error is None
+    assert sum(1 for k, _ in q.nodes[1].requests if k == 17) >= 2   # it did log in again
