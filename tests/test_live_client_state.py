@@ -225,3 +225,11 @@ def test_lost_only_after_catch_up():
     assert f.status().state == "lost" and f.status().detail == "h1: refused"
     f.on_fetch(leader_answer(None, hwm=0), C1)
     assert f.status().state == "following" and f.status().detail is None
+
+
+def test_errors_after_catch_up_mean_lost():
+    f = follower_at_leader()
+    f.on_fetch(leader_answer(None, hwm=0), C1)
+    step = f.on_fetch(FetchAnswer(error=p.FENCED_LEADER_EPOCH, leader=(-1, 6)), C1)
+    assert step.action == "rotate" and f.status().state == "lost"
+    assert "election" in f.status().detail

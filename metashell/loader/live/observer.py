@@ -234,8 +234,11 @@ class Observer:
                                                  top_level=True), addr)
         part = response.topics[0].partitions[0]
         if part.error_code in (p.NONE, p.SNAPSHOT_NOT_FOUND, p.POSITION_OUT_OF_RANGE):
+            # the snapshot is gone (or the answer is odd): back off; the next
+            # Fetch names the snapshot to get now
             what = error_name(part.error_code) if part.error_code else "an empty chunk"
-            return Step("fetch", detail=f"{addr}: FetchSnapshot: {what}")
+            follower.on_unreachable(f"{addr}: FetchSnapshot: {what}")
+            return Step("rotate", detail=f"{addr}: FetchSnapshot: {what}")
         leader = part.current_leader
         endpoints = {e.node_id: (e.host, e.port) for e in (getattr(response, "node_endpoints", None) or ())}
         return follower.on_fetch(FetchAnswer(

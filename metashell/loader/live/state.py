@@ -162,7 +162,7 @@ class Follower:
         return self._on_leader_answer(answer, source)
 
     def _failed(self, detail: str) -> Step:
-        self.detail = detail
+        self.on_unreachable(detail)
         return Step("rotate", detail=detail)
 
     def _on_leader_answer(self, answer: FetchAnswer, source: Controller) -> Step:
@@ -256,6 +256,8 @@ class Follower:
             self.caught_up = True
 
     def on_unreachable(self, detail: str) -> None:
+        """A controller failed us; after catch-up that makes the quorum lost
+        until the next good answer."""
         self.detail = detail
         if self.caught_up:
             self.lost = True
