@@ -233,3 +233,14 @@ def test_errors_after_catch_up_mean_lost():
     step = f.on_fetch(FetchAnswer(error=p.FENCED_LEADER_EPOCH, leader=(-1, 6)), C1)
     assert step.action == "rotate" and f.status().state == "lost"
     assert "election" in f.status().detail
+
+
+def test_backoff_doubles_to_two_seconds_with_jitter():
+    from metashell.loader.live.observer import Backoff
+    b = Backoff()
+    delays = [b.delay() for _ in range(10)]
+    nominal = [min(2.0, 0.05 * 2 ** i) for i in range(10)]
+    assert all(0.8 * n <= d <= 1.2 * n for d, n in zip(delays, nominal))
+    assert len({round(d / n, 6) for d, n in zip(delays, nominal)}) > 1   # jittered, not in step
+    b.reset()
+    assert 0.04 <= b.delay() <= 0.06

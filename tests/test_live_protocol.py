@@ -236,3 +236,25 @@ def test_snapshot_chunk_reads_the_records_in_place(version):
     # answers with an error go to the full decoder
     assert p.snapshot_chunk(frame(error=p.NOT_LEADER_OR_FOLLOWER)) is None
     assert p.snapshot_chunk(frame(top_error=p.CLUSTER_AUTHORIZATION_FAILED)) is None
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_sasl_handshake_round_trips(version):
+    request = p.SaslHandshakeRequest(mechanism="SCRAM-SHA-512", version=version)
+    back = p.SaslHandshakeRequest.decode(p.encode_request(request, version, 4), version=version,
+                                         header=True, framed=True)
+    assert back.mechanism == "SCRAM-SHA-512"
+    response = p.SaslHandshakeResponse(error_code=33, mechanisms=["PLAIN"], version=version)
+    correlation, got = p.decode_response(p.SASL_HANDSHAKE, version, _response_frame(response, version, 4))
+    assert (correlation, got.error_code, got.mechanisms) == (4, 33, ["PLAIN"])
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_sasl_authenticate_round_trips(version):
+    request = p.SaslAuthenticateRequest(auth_bytes=b"n,,n=u,r=abc", version=version)
+    back = p.SaslAuthenticateRequest.decode(p.encode_request(request, version, 5), version=version,
+                                            header=True, framed=True)
+    assert back.auth_bytes == b"n,,n=u,r=abc"
+    response = p.SaslAuthenticateResponse(error_code=58, error_message="bad", auth_bytes=b"", version=version)
+    correlation, got = p.decode_response(p.SASL_AUTHENTICATE, version, _response_frame(response, version, 5))
+    assert (correlation, got.error_code, got.error_message) == (5, 58, "bad")
