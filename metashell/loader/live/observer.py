@@ -188,7 +188,9 @@ class Observer:
         response = conn.request(p.FETCH, request, self._deadline(last_ok, self.config.max_wait_ms / 1000))
         answer = FetchAnswer.of(response)
         if conn.controller.id is None and answer.error == p.NONE and answer.leader is not None:
+            # it answered as the leader: now its id is known, name it so
             follower.learn(answer.leader[0], conn.controller.host, conn.controller.port)
+            conn.controller = follower.addresses[answer.leader[0]]
         return answer
 
     def _download(self, conn: Connection, end_offset: int, epoch: int, last_ok: float) -> Step:
