@@ -7,8 +7,9 @@ internal API that changes from patch release to patch release. A raft
 observer needs much less: one request in flight per connection (a
 controller serves a connection serially anyway), a long poll whose
 deadline we choose, and a ``close()`` another thread can call to end that
-poll at once. That is stdlib ``socket`` + ``ssl`` in about two hundred
-lines. kafka-python still does all the encoding and decoding
+poll at once. That is a small layer over stdlib ``socket`` + ``ssl``
+(the TLS context itself is built by :mod:`.clientconfig` with ``ssl``, as
+kafka-python's is). kafka-python still does all the encoding and decoding
 (:mod:`.protocol`) and the SASL exchanges: its PLAIN and SCRAM mechanism
 classes (``kafka.net.sasl``) only turn bytes into bytes, so they fit as is.
 
