@@ -10,7 +10,7 @@ import time
 import pytest
 from test_live_session_support import (CONFIG, ScriptedObserver, committed_event, snapshot_event,
                                        status)
-from test_replay_support import (Log, broker, cat, leaves, ls, partition, topic, uid,
+from test_replay_support import (TS0, Log, broker, cat, leaves, ls, partition, topic, uid,
                                  write_snapshot)
 
 from metashell.errors import MetashellError
@@ -133,6 +133,17 @@ def test_until_offset_stops_following_there():
     assert session.stopped and session.error is None
     assert session.state() == "stopped at the limit"
     assert observer.closed.is_set()
+    session.close()
+
+
+def test_until_time_stops_following_there():
+    # batch n is appended at TS0 + 1000 * n
+    session, observer = open_live([
+        snapshot_event(5, SNAP),
+        committed_event(5, [topic("b", uid(2))], [topic("c", uid(3))], [topic("d", uid(4))]),
+        status("following", 8, 8)], until_time=TS0 + 1000)
+    assert ls(session.root, "/topics") == ["a", "b", "c"]
+    assert session.state() == "stopped at the limit" and observer.closed.is_set()
     session.close()
 
 
