@@ -139,6 +139,8 @@ class LiveSession(ImageSession):
                     break
         except MetashellError as e:      # LiveError included: one line
             self.error = e
+        except Exception as e:           # a bug: still one line, and never a partial catch-up
+            self.error = MetashellError(f"following the quorum stopped: {type(e).__name__}: {e}")
         finally:
             with self.changed:
                 self.stopped = True

@@ -162,6 +162,12 @@ def test_an_error_before_catch_up_is_raised_and_the_observer_closed():
     assert observer.closed.is_set()
 
 
+def test_an_unexpected_failure_is_one_line_not_a_partial_image():
+    observer = ScriptedObserver([snapshot_event(5, SNAP), ValueError("boom")])
+    with pytest.raises(MetashellError, match="^following the quorum stopped: ValueError: boom$"):
+        open_live_session(CONFIG, observer_factory=observer)
+
+
 def test_a_corrupt_batch_after_catch_up_stops_following_with_its_diagnostic():
     gate = threading.Event()
     bad = committed_event(5, [topic("b", uid(2))])
