@@ -160,8 +160,11 @@ class LiveSession(ImageSession):
                 f"snapshot, which ends at offset {event.end_offset - 1}; the leader no longer "
                 "serves the log before it")
         engine.source = event.source
+        # the progress bar counts offsets: a snapshot's bytes stand for its offsets
+        progress = None if self.progress is None else \
+            (lambda done, total: self._report(event.end_offset * done // max(total, 1)))
         with _no_cyclic_gc():
-            _Loader(len(event.data), None).apply_snapshot(
+            _Loader(len(event.data), progress).apply_snapshot(
                 engine, event.source, event.end_offset, event.epoch, warnings, True,
                 buf=event.data)
         engine.on_change = self._on_change

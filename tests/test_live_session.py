@@ -264,3 +264,16 @@ def test_subscribers_get_each_change_with_its_path():
         assert changes.get(timeout=5) is None                 # following stopped
     finally:
         session.close()
+
+
+def test_catching_up_reports_offsets_of_the_high_watermark():
+    calls = []
+    snap = SNAP + [partition(uid(1), p) for p in range(1, 30000)]   # over 1 MiB
+    session, _ = open_live([status("catching-up", 30010, 0), snapshot_event(30000, snap),
+                            committed_event(30000, [topic("b", uid(2))]),
+                            status("following", 30010, 30010)],
+                           progress=lambda done, total: calls.append((done, total)))
+    session.close()
+    done = [d for d, _ in calls]
+    assert done == sorted(done) and 0 < done[1] < 30000      # inside the snapshot
+    assert {t for _, t in calls} == {30010} and done[-1] == 30001
