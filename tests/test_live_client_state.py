@@ -244,3 +244,10 @@ def test_backoff_doubles_to_two_seconds_with_jitter():
     assert len({round(d / n, 6) for d, n in zip(delays, nominal)}) > 1   # jittered, not in step
     b.reset()
     assert 0.04 <= b.delay() <= 0.06
+
+
+def test_addresses_given_with_ids_win_over_node_endpoints():
+    f = Follower([C1, C2])
+    f.on_fetch(FetchAnswer(error=p.NOT_LEADER_OR_FOLLOWER, leader=(2, 4),
+                           endpoints={2: ("kafka-2.internal", 9093)}), C1)
+    assert f.leader == C2

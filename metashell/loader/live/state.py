@@ -104,6 +104,7 @@ class Follower:
 
     def __init__(self, controllers: list[Controller]):
         self.addresses: dict[int, Controller] = {c.id: c for c in controllers if c.id is not None}
+        self.given = set(self.addresses)
         self.leader_id = -1
         self.epoch = 0
         self.next_offset = 0
@@ -145,7 +146,8 @@ class Follower:
             check_top_level(answer.error, source, "Fetch")
             return self._failed(f"{source}: Fetch failed with {error_name(answer.error)}")
         for node_id, (host, port) in answer.endpoints.items():
-            self.learn(node_id, host, port)
+            if node_id not in self.given:   # an address from -C is known to be reachable from here
+                self.learn(node_id, host, port)
         if answer.leader is not None:
             leader_id, epoch = answer.leader
             if epoch < self.epoch:
