@@ -251,3 +251,9 @@ def test_addresses_given_with_ids_win_over_node_endpoints():
     f.on_fetch(FetchAnswer(error=p.NOT_LEADER_OR_FOLLOWER, leader=(2, 4),
                            endpoints={2: ("kafka-2.internal", 9093)}), C1)
     assert f.leader == C2
+
+
+def test_invalid_request_for_the_partition_is_fatal():
+    f = follower_at_leader()
+    with pytest.raises(LiveError, match="INVALID_REQUEST"):
+        f.on_fetch(FetchAnswer(error=p.INVALID_REQUEST, leader=(1, 5)), C1)

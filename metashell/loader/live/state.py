@@ -155,6 +155,8 @@ class Follower:
             if epoch > self.epoch or (leader_id != self.leader_id and leader_id >= 0):
                 self._adopt_leader(leader_id, epoch)
         error = answer.error
+        if error == p.INVALID_REQUEST:
+            check_top_level(error, source, "Fetch")
         if error in (p.FENCED_LEADER_EPOCH, p.NOT_LEADER_OR_FOLLOWER):
             if self.leader_id < 0:
                 return self._failed(f"{source}: no leader yet (election in progress)")
