@@ -255,8 +255,8 @@ class Observer:
         candidates = ([leader] if leader is not None else []) + [
             c for c in self.config.controllers if leader is None or c.hostport != leader.hostport]
         tried = []
-        deadline = time.monotonic() + self._request_timeout
         for node in candidates:
+            deadline = time.monotonic() + self._request_timeout
             conn = self._register(Connection(node, self.config.security))
             try:
                 conn.open(deadline)
