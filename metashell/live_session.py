@@ -35,6 +35,7 @@ from . import __version__
 from .errors import MetashellError
 from .fs.entities import entity_path
 from .fs.tree import build_root
+from .loader.live import CommittedEvent, SnapshotEvent
 from .loader.reader import FileReader
 from .replay.describe import describe
 from .replay.engine import ReplayEngine
@@ -53,13 +54,14 @@ class LiveSession(ImageSession):
                  until_time: int | None = None, show_secrets: bool = False,
                  progress: Callable[[int, int], None] | None = None):
         source = "controllers " + ",".join(str(c) for c in config.controllers)
-        super().__init__(source, self._new_engine(until_offset, until_time), [], show_secrets)
+        super().__init__(source, ReplayEngine(until_offset=until_offset, until_time=until_time),
+                         [], show_secrets)
+        self.engine.on_change = self._on_change
         self.config = config
         self.observer = observer
         self.until_offset, self.until_time = until_offset, until_time
         self.progress = progress
         self.lock = threading.RLock()
-        self.changed = threading.Condition(self.lock)   # notified after each event applied
         self.caught_up = threading.Event()
         self.status = None              # the latest StatusEvent
         self.error: MetashellError | None = None   # why following stopped, if it failed
@@ -68,18 +70,13 @@ class LiveSession(ImageSession):
         # changes applied after catch-up, until the first `watch` takes them (a
         # one-shot `watch` must not miss what came before it ran)
         self._backlog: deque | None = None
-        self._problems: list[str] = []  # engine problems of every image, and the final error
+        self._problems: list[str] = []  # problems of every image so far, as reported
         self._engine_problems = 0       # how many of the current engine's were taken
         self._described = (0.0, None)   # (monotonic time, quorum view)
         self.root = build_root(self.image, show_secrets=show_secrets, local=self._local(),
                                live=self.quorum_view)
         self._thread = threading.Thread(target=self._follow, name="metashell-follower",
                                         daemon=True)
-
-    def _new_engine(self, until_offset, until_time) -> ReplayEngine:
-        engine = ReplayEngine(until_offset=until_offset, until_time=until_time)
-        engine.on_change = self._on_change
-        return engine
 
     def _local(self) -> dict:
         return {"version": __version__, "source": self.source,
@@ -101,7 +98,8 @@ class LiveSession(ImageSession):
             raise self.error
 
     def close(self) -> None:
-        """Stop following (returns at once; the thread ends within ~1 s)."""
+        """Stop following: the observer's events() returns within ~1 s; the
+        thread is waited for that long at most (it is a daemon)."""
         self.observer.close()
         self._thread.join(1.5)
 
@@ -126,7 +124,6 @@ class LiveSession(ImageSession):
     # -- the follower thread -----------------------------------------------------------
 
     def _follow(self) -> None:
-        from .loader.live import CommittedEvent, SnapshotEvent
         try:
             for event in self.observer.events():
                 if isinstance(event, CommittedEvent):
@@ -142,24 +139,24 @@ class LiveSession(ImageSession):
         except Exception as e:           # a bug: still one line, and never a partial catch-up
             self.error = MetashellError(f"following the quorum stopped: {type(e).__name__}: {e}")
         finally:
-            with self.changed:
+            with self.lock:
                 self.stopped = True
-                self.changed.notify_all()
             for q in list(self._subscribers):
                 q.put(None)
             self.caught_up.set()
             self.observer.close()
 
     def _snapshot(self, event) -> None:
-        engine = self._new_engine(self.until_offset, self.until_time)
-        engine.on_change = None          # a snapshot is no list of changes
-        warnings: list[str] = []
         if self.until_offset is not None and event.end_offset - 1 > self.until_offset:
             raise MetashellError(
                 f"{event.source}: --until-offset {self.until_offset} is before the quorum's "
                 f"snapshot, which ends at offset {event.end_offset - 1}; the leader no longer "
                 "serves the log before it")
+        # a new image, built while commands still see the old one (no on_change
+        # hook: a snapshot is no list of changes, watch lists none of it)
+        engine = ReplayEngine(until_offset=self.until_offset, until_time=self.until_time)
         engine.source = event.source
+        warnings: list[str] = []
         # the progress bar counts offsets: a snapshot's bytes stand for its offsets
         progress = None if self.progress is None else \
             (lambda done, total: self._report(event.end_offset * done // max(total, 1)))
@@ -168,24 +165,22 @@ class LiveSession(ImageSession):
                 engine, event.source, event.end_offset, event.epoch, warnings, True,
                 buf=event.data)
         engine.on_change = self._on_change
-        with self.changed:
+        with self.lock:
             self._take_problems()
             self._problems.extend(warnings)
             self.engine, self._engine_problems = engine, 0
             self.root.view.image = engine.image
             self._leader_fallback()
-            self.changed.notify_all()
         self._report(event.end_offset)
 
     def _committed(self, event) -> None:
         reader = FileReader(event.source, buf=event.data, lazy=True)
-        with self.changed:
+        with self.lock:
             engine = self.engine
             engine.source = event.source
             for batch in reader:
                 if not engine.apply_batch(batch):
                     break
-            self.changed.notify_all()
         self._report(event.last_offset + 1)
 
     def _status(self, event) -> None:
