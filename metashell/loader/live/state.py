@@ -18,7 +18,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from ...errors import CorruptDataError, LiveError
-from ..batch import BatchScanner
+from ..batch import LOG_OVERHEAD, BatchScanner
 from . import protocol as p
 from .addresses import Controller
 from .events import CommittedEvent, SnapshotEvent, StatusEvent
@@ -188,25 +188,31 @@ class Follower:
         return Step("fetch", events)
 
     def _append(self, records, source: Controller) -> list:
+        """The answer's whole batches not held yet join the uncommitted tail
+        (a cut-off last batch is left for the next Fetch)."""
         if not records:
             return []
-        events = []
-        where = f"controller {source} (Fetch from offset {self.next_offset})"
+        pending = self.pending
+        held = len(pending)
+        next_offset = self.next_offset
         try:
-            for h in BatchScanner(records, where):
-                if h.last_offset < self.next_offset:
-                    continue  # already held
-                if self.resync:
-                    events.append(SnapshotEvent(0, 0, b"", f"empty image: re-reading the log of "
-                                                            f"controller {source} from offset 0"))
-                    self.resync = False
-                    self.committed = self.committed_epoch = 0
-                self.pending.append(_Pending(records, h.position, h.end, h.base_offset, h.last_offset, h.epoch))
-                self.next_offset = h.last_offset + 1
-                self.last_fetched_epoch = h.epoch
+            for h in BatchScanner(records, f"controller {source} (Fetch from offset {next_offset})"):
+                last = h.base_offset + h.last_offset_delta
+                if last >= next_offset:
+                    pending.append(_Pending(records, h.position, h.position + LOG_OVERHEAD + h.length,
+                                            h.base_offset, last, h.epoch))
+                    next_offset = last + 1
         except CorruptDataError as e:
             raise LiveError(str(e)) from None
-        return events
+        if len(pending) == held:
+            return []
+        self.next_offset = next_offset
+        self.last_fetched_epoch = pending[-1].epoch
+        if not self.resync:
+            return []
+        self.resync = False
+        self.committed = self.committed_epoch = 0
+        return [SnapshotEvent(0, 0, b"", f"empty image: re-reading the log of controller {source} from offset 0")]
 
     def _release(self, source: Controller) -> list:
         """Committed batches leave the tail, a run from one answer per event."""
