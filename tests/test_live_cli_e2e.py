@@ -9,6 +9,7 @@ import contextlib
 import io
 import json
 import select
+import signal
 import socket
 import subprocess
 import time
@@ -200,3 +201,21 @@ def test_interactive_follows_shows_a_lost_quorum_and_exits_at_once(quorum, tmp_p
         assert child.exitstatus == 0
     finally:
         child.terminate(force=True)
+
+
+def test_ctrl_c_while_catching_up_exits_130_at_once(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([str(BIN), "-C", f"127.0.0.1:{port}", "--timeout", "30", "ls"],
+                            env=env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        time.sleep(2)                            # started, trying to connect
+        proc.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        out, err = proc.communicate(timeout=10)
+        assert time.monotonic() - started < 3
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and out == "" and "Traceback" not in err
