@@ -211,7 +211,7 @@ def test_ctrl_c_while_catching_up_exits_130_at_once(tmp_path):
                             env=env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     try:
-        time.sleep(2)                            # started, trying to connect
+        time.sleep(3)                            # started, trying to connect
         proc.send_signal(signal.SIGINT)
         started = time.monotonic()
         out, err = proc.communicate(timeout=10)
