@@ -356,6 +356,75 @@ def test_random_failovers_lose_nothing(quorums):
     assert yielded == b"".join(b.data for b in q.log.batches)
 
 
+def topics_in(data: bytes) -> list[tuple[str, str]]:
+    """(name, id) of every TopicRecord in some batches."""
+    return [(r.data["name"], r.data["topicId"]) for batch in FileReader("log", buf=data)
+            for r in batch.records if r.name == "TopicRecord"]
+
+
+@pytest.mark.parametrize("profile,seed", [("3.3", 11), ("3.9", 12), ("4.1", 13)])
+def test_random_schedule_with_snapshots_rebuilds_the_committed_image(quorums, profile, seed):
+    """Appends of new topics, commits, failovers that replace the
+    uncommitted tail, snapshots that delete the log behind them (even one
+    being downloaded), dropped connections, at seeded random moments: the
+    image rebuilt from what the observer yielded holds exactly the
+    committed topics."""
+    import random
+    rng = random.Random(seed)
+    q = a_cluster_log(quorums(3, profile=profile)).start()
+    f = quorums.follow(live_config(q, timeout=20))
+    assert f.wait(caught_up), f.error
+    in_snapshot: list[tuple[str, str]] = []
+    n = 0
+    deadline = time.monotonic() + 6
+    while time.monotonic() < deadline:
+        n += 1
+        action = rng.random()
+        if action < 0.5:
+            q.append([topic(f"r{n}", tid(1000 + n))])
+            if rng.random() < 0.6:
+                q.commit()
+        elif action < 0.65:
+            leader = rng.choice([i for i in q.nodes if i != q.leader_id])
+            replace = rng.random() < 0.6
+            q.failover(leader, truncate_to=q.committed if replace else None,
+                       tail=[[topic(f"tail{n}", tid(5000 + n))]] if replace else [],
+                       hwm=rng.choice([-1, q.committed]))
+        elif action < 0.75 and q.committed > q.log.start_offset:
+            in_snapshot += snapshot_at_commit(q, in_snapshot)
+        elif action < 0.8:
+            # the observer loses the leader while the log moves past it into a snapshot
+            node = q.nodes[q.leader_id]
+            node.stop()
+            q.append([topic(f"gone{n}", tid(9000 + n))], commit=True)
+            in_snapshot += snapshot_at_commit(q, in_snapshot)
+            node.start()
+        elif action < 0.85:
+            q.nodes[rng.choice(list(q.nodes))].drop_connections()
+        else:
+            q.commit()
+        time.sleep(rng.uniform(0, 0.1))
+    q.commit()
+    assert f.wait(lambda f: f.committed_offset == q.log.end_offset, 20), (f.error, f.statuses[-1:])
+    check_contiguous(f.events)
+    with q.cond:
+        log = b"".join(b.data for b in q.log.batches)
+    expected = {name for name, _ in in_snapshot + topics_in(log)}
+    assert set(rebuild(f.events).image.topic_names) == expected
+    assert f.of(SnapshotEvent), "the schedule never sent the observer to a snapshot"
+
+
+def snapshot_at_commit(q, in_snapshot) -> list:
+    """The leader snapshots at its commit point and deletes the log below;
+    returns the topics the log below held."""
+    end = q.committed
+    with q.cond:
+        below = b"".join(b.data for b in q.log.batches if b.last < end)
+    added = topics_in(below)
+    q.truncate_to_snapshot(snapshot_of([topic(name, t) for name, t in in_snapshot + added]), end)
+    return added
+
+
 # ------------------------------------------------------------------ errors (issue 8, "Errors")
 
 def fails(f, timeout):
