@@ -87,7 +87,7 @@ class Observer:
                         return
                     self._drop()
                     follower.on_unreachable(f"{node}: {e}")
-                    step = Step("rotate", detail=f"{node}: {e}")
+                    step = Step("rotate")
                     self._tried[str(node)] = str(e)
                 yield from step.events
                 if follower.answers != answers:
@@ -240,7 +240,7 @@ class Observer:
             # Fetch names the snapshot to get now
             what = error_name(part.error_code) if part.error_code else "an empty chunk"
             follower.on_unreachable(f"{addr}: FetchSnapshot: {what}")
-            return Step("rotate", detail=f"{addr}: FetchSnapshot: {what}")
+            return Step("rotate")
         leader = part.current_leader
         endpoints = {e.node_id: (e.host, e.port) for e in (getattr(response, "node_endpoints", None) or ())}
         return follower.on_fetch(FetchAnswer(

@@ -85,7 +85,6 @@ class Step:
 
     action: str
     events: list = field(default_factory=list)
-    detail: str | None = None
     snapshot: tuple[int, int] | None = None
 
 
@@ -160,14 +159,14 @@ class Follower:
         if error in (p.FENCED_LEADER_EPOCH, p.NOT_LEADER_OR_FOLLOWER):
             if self.leader_id < 0:
                 return self._failed(f"{source}: no leader yet (election in progress)")
-            return Step("leader", detail=f"{source}: {error_name(error)}, leader is {self.leader_id}")
+            return Step("leader")
         if error != p.NONE:
             return self._failed(f"{source}: Fetch failed with {error_name(error)}")
         return self._on_leader_answer(answer, source)
 
     def _failed(self, detail: str) -> Step:
         self.on_unreachable(detail)
-        return Step("rotate", detail=detail)
+        return Step("rotate")
 
     def _on_leader_answer(self, answer: FetchAnswer, source: Controller) -> Step:
         self.answers += 1
