@@ -257,3 +257,17 @@ def test_invalid_request_for_the_partition_is_fatal():
     f = follower_at_leader()
     with pytest.raises(LiveError, match="INVALID_REQUEST"):
         f.on_fetch(FetchAnswer(error=p.INVALID_REQUEST, leader=(1, 5)), C1)
+
+
+def test_a_downloaded_snapshot_is_checked_like_a_file():
+    from metashell.loader.live.observer import _check_batches
+    from metashell.loader.writer import snapshot_bytes
+    good = snapshot_bytes([record("NoOpRecord") for _ in range(10)], epoch=3)
+    _check_batches(good, "snapshot 10-3 from controller 1@h1:9093")
+    bad = bytearray(good)
+    bad[-5] ^= 0xFF
+    with pytest.raises(LiveError) as e:
+        _check_batches(bad, "snapshot 10-3 from controller 1@h1:9093")
+    assert str(e.value).startswith("snapshot 10-3 from controller 1@h1:9093 (byte ") and "CRC-32C" in str(e.value)
+    with pytest.raises(LiveError, match="torn"):
+        _check_batches(good[:-7], "snapshot 10-3 from controller 1@h1:9093")

@@ -250,3 +250,31 @@ def test_a_listener_speaking_another_protocol(server):
     finally:
         sock.close()
     assert "not a Kafka listener" in str(error) and "HTTP" in str(error)
+
+
+def test_ipv6_loopback():
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 on this machine")
+    sock = socket.socket(socket.AF_INET6)
+    try:
+        sock.bind(("::1", 0))
+    except OSError:
+        sock.close()
+        pytest.skip("no IPv6 loopback on this machine")
+    sock.listen()
+    port = sock.getsockname()[1]
+
+    def serve():
+        conn, _ = sock.accept()
+        frame = read_frame(conn)
+        conn.sendall(api_versions_frame(struct.unpack_from(">hhi", frame)[2], CONTROLLER_APIS))
+        read_frame(conn)
+    threading.Thread(target=serve, daemon=True).start()
+    from metashell.loader.live.transport import Connection
+    conn = Connection(parse_controllers(f"[::1]:{port}")[0], SecurityConfig())
+    try:
+        conn.open(time.monotonic() + 5)
+        assert conn.versions[p.FETCH] == 17
+    finally:
+        conn.close()
+        sock.close()
