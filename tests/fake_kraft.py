@@ -8,6 +8,12 @@ It shares no code with the observer: messages are encoded and decoded with
 kafka-python 3.x's JSON-generated ``kafka.protocol`` classes (section 3.2)
 and, for FetchSnapshot, by ``fake_kraft_wire``.
 
+Modules: ``fake_kraft`` (this one: the quorum, its nodes and the knobs),
+``fake_kraft_server`` (answering requests), ``fake_kraft_log`` (the log,
+its epoch cache and snapshots), ``fake_kraft_wire`` (frames, headers,
+FetchSnapshot), ``fake_kraft_security`` (SASL and TLS), and
+``fake_kraft_follow`` (running the observer under test against it).
+
 One :class:`FakeQuorum` holds the leader's log (whole record batches with
 their offsets and epochs), its snapshots, the high watermark, the epoch and
 the leader; each :class:`FakeNode` listens on 127.0.0.1 (port 0) and

@@ -107,10 +107,11 @@ class Listener:
 @dataclass
 class Fault:
     """One fault for the next matching request on a node (``api_key`` None:
-    any). ``action``: "drop-before" (close without reading the request),
-    "drop-after" (read it, close without an answer), "delay" (answer after
-    ``seconds``), "corrupt" (flip a byte inside the first record batch of a
-    Fetch answer with records)."""
+    any). ``action``: "drop-before" (close the connection as the request
+    arrives, before it is handled), "drop-after" (handle it, then close
+    without the answer), "delay" (answer after ``seconds``, e.g. beyond the
+    client's request timeout), "corrupt" (flip a byte inside the first record
+    batch of a Fetch answer with records: a CRC mismatch on the wire)."""
 
     action: str
     api_key: int | None = None
@@ -128,7 +129,6 @@ class Connection:
         self.quorum = node.quorum
         self.sock = sock
         self.authenticated = not node.listener.sasl
-        self.mechanism: str | None = None
         self.sasl = None
         self.corrupt = False
         self.close_after_reply = False
@@ -143,14 +143,16 @@ class Connection:
                     and key not in (SASL_HANDSHAKE, SASL_AUTHENTICATE)):
                 return          # SocketServer closes an expired SASL channel (section 2.3, KIP-368)
             fault = self.node.take_fault(key)
-            if fault and fault.action in ("drop-before", "drop-after"):
-                # "before": the request never reaches the handler; "after": it is read and lost
-                return
-            if fault and fault.action == "delay":
+            action = fault.action if fault else None
+            if action == "drop-before":
+                return          # closed as the request arrives: nothing was done
+            if action == "delay":
                 time.sleep(fault.seconds)
-            self.corrupt = bool(fault and fault.action == "corrupt")
+            self.corrupt = action == "corrupt"
             reply = self.handle(msg, key, version)
-            if reply is None:   # unsupported version or a request out of turn: close (section 1.1)
+            if reply is None or action == "drop-after":
+                # unsupported version or a request out of turn: closed (section 1.1);
+                # "drop-after": handled, then the connection died with the answer
                 return
             self.sock.sendall(reply)
             if self.close_after_reply:
@@ -185,6 +187,9 @@ class Connection:
         return frame(body)
 
     def api_versions(self, msg: bytes, version: int) -> bytes:
+        """The node's release profile (section 1.1); v3+ software names must
+        match Kafka's pattern or the answer is INVALID_REQUEST (section 1.7);
+        answered before authentication (section 1.8, SASL)."""
         req = ApiVersionsRequest.decode(msg, version=version, header=True)
         error = NONE
         if version >= 3 and not all(_valid_software(x) for x in
@@ -208,6 +213,8 @@ class Connection:
     # ---------------------------------------------------------------- SASL
 
     def sasl_handshake(self, msg: bytes, version: int) -> bytes:
+        """SaslHandshake v0/v1 (section 1.8): the enabled mechanisms, 33 for
+        another one, 34 out of turn."""
         req = SaslHandshakeRequest.decode(msg, version=version, header=True)
         mechanisms = list(self.node.listener.mechanisms)
         error = NONE
@@ -216,7 +223,6 @@ class Connection:
         elif req.mechanism not in mechanisms:
             error = UNSUPPORTED_SASL_MECHANISM
         else:
-            self.mechanism = req.mechanism
             self.sasl = sasl_server(req.mechanism, self.node.listener.users)
         resp = SaslHandshakeResponse(version=version, error_code=error, mechanisms=mechanisms)
         resp.with_header(req.header.correlation_id)
@@ -408,6 +414,9 @@ class Connection:
     # ---------------------------------------------------------------- DescribeQuorum
 
     def describe_quorum(self, msg: bytes, version: int) -> bytes:
+        """Leader only (sections 0 and 1.8): voters with their log end offsets
+        and fetch times, observers with an id (never ReplicaId -1), and the
+        voters' listeners (v2). DESCRIBE on Cluster is needed (section 0)."""
         req = DescribeQuorumRequest.decode(msg, version=version, header=True)
         q, node = self.quorum, self.node
         R = DescribeQuorumResponse.TopicData.PartitionData
