@@ -115,6 +115,14 @@ def test_leader_discovery_from_a_non_leader(quorums):
     assert q.nodes[3].fetches
 
 
+def test_leader_discovery_without_ids_before_3_9(quorums):
+    # bootstrap servers only and no NodeEndpoints: the leader is found by asking each address
+    q = a_cluster_log(quorums(3, profile="3.7", leader_id=3)).start()
+    f = quorums.follow(live_config(q, with_ids=False))
+    assert f.wait(caught_up), f.error
+    assert f.offsets() == list(range(q.log.end_offset)) and q.nodes[3].fetches
+
+
 def test_leader_discovery_with_voter_ids_before_3_9(quorums):
     # 3.7 never sends NodeEndpoints: the leader's address comes from the id@host:port list
     q = a_cluster_log(quorums(3, profile="3.7", leader_id=2)).start()
@@ -525,6 +533,31 @@ def test_describe_quorum_on_a_second_connection(quorums):
     assert {n["nodeId"] for n in d["nodes"]} == {1, 2, 3}
     assert [o["replicaId"] for o in d["observers"]] == [100]
     assert f.following() and not f.finished
+
+
+@pytest.mark.parametrize("profile,timestamps", [("3.0", False), ("3.3", True), ("4.1", True)])
+def test_describe_quorum_by_release(quorums, profile, timestamps):
+    q = a_cluster_log(quorums(3, profile=profile)).start()
+    f = quorums.follow(live_config(q))
+    assert f.wait(caught_up), f.error
+    d = f.observer.describe_quorum()
+    assert d["leaderId"] == 1 and d["highWatermark"] == q.hwm
+    voters = {v["replicaId"]: v for v in d["voters"]}
+    assert voters[1]["logEndOffset"] == q.log.end_offset
+    assert (voters[2]["lastFetchTimestamp"] > 0) == timestamps     # v0 has no times: -1
+    if not timestamps:
+        assert voters[2]["lastFetchTimestamp"] == voters[2]["lastCaughtUpTimestamp"] == -1
+
+
+def test_describe_quorum_denied_is_a_live_error(quorums):
+    q = a_cluster_log(quorums(1)).start()
+    f = quorums.follow(live_config(q))
+    assert f.wait(caught_up), f.error
+    q.nodes[1].deny_describe = True
+    with pytest.raises(LiveError) as e:
+        f.observer.describe_quorum()
+    assert "\n" not in str(e.value)
+    assert f.following() and not f.finished       # the follower goes on
 
 
 def test_image_matches_a_file_load(quorums, tmp_path):
