@@ -95,7 +95,10 @@ def test_every_release_profile(quorums, profile, version):
         assert leader_fetches[0].topics[0].topic == "__cluster_metadata"
     else:
         assert str(leader_fetches[0].topics[0].topic_id) == "00000000-0000-0000-0000-000000000001"
-    assert all(r.replica_id == -1 for r in fetches if version <= 14)
+    if version <= 14:     # the observer's identity (section 1.2): ReplicaId -1, or no ReplicaState
+        assert all(r.replica_id == -1 for r in fetches)
+    else:
+        assert all(r.replica_state is None or r.replica_state.replica_id == -1 for r in fetches)
     # then it follows: a new committed batch shows up
     hwm = q.hwm
     q.append([topic("late", tid(100))], commit=True)
