@@ -1,9 +1,9 @@
 """Every real Kafka log dir of ``../shared/corpora`` served by the fake
 quorum: the records the live observer yields rebuild exactly the tree that
 loading the directory with ``open_session`` gives (``/local`` and the
-quorum view aside). Served by a 3.3 controller (the whole log from offset
-0, as a pre-3.7 leader answers) and a 4.1 one (the snapshot shortcut first,
-then the log after it)."""
+quorum view aside). Served by a 3.0 controller (Fetch v12 by topic name,
+the whole log from offset 0 as a pre-3.7 leader answers) and a 4.1 one
+(the snapshot shortcut first, then the log after it)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def file_tree(path: Path) -> str:
         pytest.skip(f"{path.name}: open_session does not load it either ({e})")
 
 
-@pytest.mark.parametrize("profile", ["3.3", "4.1"])
+@pytest.mark.parametrize("profile", ["3.0", "4.1"])
 @pytest.mark.parametrize("name", DIRS)
 def test_live_tree_equals_the_file_tree(name, profile):
     path = CORPORA / name
@@ -46,7 +46,7 @@ def test_live_tree_equals_the_file_tree(name, profile):
             (f.error, f.statuses[-1:])
         check_contiguous(f.events)
         snapshots = f.of(SnapshotEvent)
-        # a 4.1 leader sends its snapshot first; a 3.3 one only when the log no longer starts at 0
+        # a 4.1 leader sends its snapshot first; a 3.0 one only when the log no longer starts at 0
         assert bool(snapshots) == bool(q.log.snapshots and (profile == "4.1" or q.log.start_offset > 0))
         assert image_json(rebuild(f.events).image) == expected
     finally:
