@@ -65,7 +65,6 @@ class FakeQuorum:
         self.listener = listener or Listener()
         self.nodes = {i: FakeNode(self, i, profiles[i], self.listener) for i in ids}
         self.observers = [{"replicaId": 100 + i, "logEndOffset": -1} for i in range(1)]
-        self.fetch_count = 0
         self.started = False
 
     # ---------------------------------------------------------------- lifecycle

@@ -32,7 +32,6 @@ METADATA_TOPIC_ID = uuid.UUID(int=1)          # Uuid.METADATA_TOPIC_ID (section 
 
 # error codes (sections 1.3, 1.5, 4.3)
 NONE = 0
-UNKNOWN_SERVER_ERROR = -1
 UNKNOWN_TOPIC_OR_PARTITION = 3
 NOT_LEADER_OR_FOLLOWER = 6
 BROKER_NOT_AVAILABLE = 8
@@ -277,7 +276,6 @@ class Connection:
         req = FetchRequest.decode(msg, version=version, header=True)
         node, q = self.node, self.quorum
         node.fetches.append(req)
-        q.fetch_count += 1
         corr = req.header.correlation_id
         if node.deny_cluster_action:
             # ControllerApis authorizes before the raft client sees the request (section 0)
