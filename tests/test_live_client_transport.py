@@ -278,3 +278,9 @@ def test_ipv6_loopback():
     finally:
         conn.close()
         sock.close()
+
+
+def test_no_common_fetch_version(server):
+    s = server(apis={**CONTROLLER_APIS, 1: (19, 21)})
+    _events, error, _s = run(Observer(LiveConfig(parse_controllers(f"127.0.0.1:{s.port}"), timeout=5)))
+    assert "no common Fetch version" in str(error) and "v19-v21" in str(error)

@@ -143,10 +143,13 @@ class Connection:
         if fetch < p.APIS[p.FETCH][3]:
             raise LiveError(f"{addr}: the controller is too old (Fetch up to v{fetch}; "
                             "KRaft 3.0 or later with Fetch v12+ is needed)")
-        for key, (_req, _resp, ours, lowest) in p.APIS.items():
+        for key, (_req, resp, ours, lowest) in p.APIS.items():
             low, high = ranges.get(key, (0, -1))
             if high >= lowest and low <= ours:
                 self.versions[key] = min(ours, high)
+            elif key in (p.FETCH, p.FETCH_SNAPSHOT):
+                raise LiveError(f"{addr}: no common {resp.__name__[:-len('Response')]} version (the "
+                                f"controller speaks v{low}-v{high}, metashell v{lowest}-v{ours})")
 
     def _authenticate(self, deadline: float) -> None:
         addr, sec = self.controller, self.security
