@@ -67,8 +67,9 @@ class LiveSession(ImageSession):
         self.error: MetashellError | None = None   # why following stopped, if it failed
         self.stopped = False            # the follower ended (error, limit or close)
         self._subscribers: list[queue.SimpleQueue] = []
-        # changes applied after catch-up, until the first `watch` takes them (a
-        # one-shot `watch` must not miss what came before it ran)
+        # (key, record) of the changes applied after catch-up, until the first
+        # command ends or a `watch` takes them: a one-shot `watch` must not miss
+        # what came before it ran
         self._backlog: deque | None = None
         self._problems: list[str] = []  # problems of every image so far, as reported
         self._engine_problems = 0       # how many of the current engine's were taken
@@ -105,9 +106,13 @@ class LiveSession(ImageSession):
 
     @contextmanager
     def consistent(self):
-        """Hold the image still for one command."""
+        """Hold the image still for one command. After it, a `watch` starts
+        from when it runs (the backlog since catch-up is dropped)."""
         with self.lock:
-            yield
+            try:
+                yield
+            finally:
+                self._backlog = None
 
     def state(self) -> str | None:
         """What the prompt shows when the image is not following the quorum
@@ -220,8 +225,8 @@ class LiveSession(ImageSession):
         q: queue.SimpleQueue = queue.SimpleQueue()
         with self.lock:
             if backlog and self._backlog:
-                for change in self._backlog:
-                    q.put(change)
+                for key, rec in self._backlog:
+                    q.put(self._change(key, rec))
             self._backlog = None
             self._subscribers.append(q)
             if self.stopped:
@@ -235,15 +240,17 @@ class LiveSession(ImageSession):
 
     def _on_change(self, key: tuple, rec) -> None:
         """The engine's hook: runs in the follower, under the lock."""
-        if not self._subscribers and self._backlog is None:
-            return
-        change = {"offset": rec.offset, "time": iso_time(rec.timestamp), "type": rec.name,
-                  "path": entity_path(self.engine.image, key),
-                  "summary": describe(rec, self.show_secrets)}
         if self._backlog is not None:
-            self._backlog.append(change)
-        for q in self._subscribers:
-            q.put(change)
+            self._backlog.append((key, rec))
+        if self._subscribers:
+            change = self._change(key, rec)
+            for q in self._subscribers:
+                q.put(change)
+
+    def _change(self, key: tuple, rec) -> dict:
+        return {"offset": rec.offset, "time": iso_time(rec.timestamp), "type": rec.name,
+                "path": entity_path(self.engine.image, key),
+                "summary": describe(rec, self.show_secrets)}
 
     # -- problems ----------------------------------------------------------------------
 

@@ -119,3 +119,20 @@ def test_usage_and_manual():
     manual = COMMANDS["watch"].manual()
     assert manual.startswith("watch: Print each committed change under PATH")
     assert "--count N" in manual and "--output json: one object per line" in manual
+
+
+def test_a_watch_after_another_command_starts_from_when_it_runs():
+    gate = threading.Event()
+    ctx, session = live_ctx([snapshot_event(5, SNAP), status("following", 5, 5),
+                             committed_event(5, *CHANGES), gate,
+                             committed_event(10, [record("FenceBrokerRecord", id=2, epoch=10)])])
+    release = threading.Timer(0.3, gate.set)
+    try:
+        assert run_line(ctx, "ls /brokers") == 0          # the backlog ends with it
+        release.start()
+        assert run_line(ctx, "watch /brokers --count 1") == 0
+    finally:
+        release.cancel()
+        session.close()
+    assert ctx.out.getvalue().splitlines()[-1].startswith("10 ")
+    assert ctx.out.getvalue().splitlines()[-1].split()[2:4] == ["FenceBrokerRecord", "/brokers/2"]

@@ -21,6 +21,8 @@ After catching up with the quorum, one line per record applied from then
 on whose entity is under (or contains) one of the PATHs (default /):
 offset, ISO-8601 UTC time, record type, the entity's path, and the same
 one-line summary as 'changes'. PATH may be a glob (quote it in your shell).
+In one-shot mode, or as the first line of a script, it starts right
+after catch-up (nothing is missed in between); later, from when it runs.
 Stops after --count changes, when --until-offset or --until-time is
 reached, or on Ctrl-C (exit status 0 in each case). Changes that come as
 a new snapshot (the shell fell too far behind) are not listed one by one.
