@@ -81,7 +81,7 @@ class Observer:
                     conn = self._connection(node, last_ok)
                     step = follower.on_fetch(self._fetch(conn, last_ok), conn.controller)
                     if step.action == "snapshot":
-                        step = self._download(conn, *step.snapshot, last_ok)
+                        step = self._download(conn, *step.snapshot)
                 except Unreachable as e:
                     if self._closed.is_set():
                         return
@@ -193,7 +193,7 @@ class Observer:
             conn.controller = follower.addresses[answer.leader[0]]
         return answer
 
-    def _download(self, conn: Connection, end_offset: int, epoch: int, last_ok: float) -> Step:
+    def _download(self, conn: Connection, end_offset: int, epoch: int) -> Step:
         """FetchSnapshot in chunks into one buffer of the announced size; a
         leader change or a vanished snapshot drops it (Fetch then names the
         snapshot to get, from the new leader)."""
