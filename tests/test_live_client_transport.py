@@ -284,3 +284,10 @@ def test_no_common_fetch_version(server):
     s = server(apis={**CONTROLLER_APIS, 1: (19, 21)})
     _events, error, _s = run(Observer(LiveConfig(parse_controllers(f"127.0.0.1:{s.port}"), timeout=5)))
     assert "no common Fetch version" in str(error) and "v19-v21" in str(error)
+
+
+def test_a_name_that_does_not_resolve():
+    observer = Observer(LiveConfig(parse_controllers("no-such-controller.invalid:9093"), timeout=1.0))
+    _events, error, seconds = run(observer)
+    assert "no-such-controller.invalid:9093" in str(error) and "resolve" in str(error)
+    assert seconds < 4

@@ -77,11 +77,7 @@ class Connection:
     def _connect(self, deadline: float) -> socket.socket:
         """TCP connect, polled in short slices so that :meth:`close` from
         another thread ends it too (a blocking connect cannot be woken)."""
-        addr = self.controller
-        try:
-            infos = socket.getaddrinfo(addr.host, addr.port, type=socket.SOCK_STREAM)
-        except OSError as e:
-            raise Unreachable(_os_reason(e)) from None
+        infos = _resolve(self.controller, deadline)
         reason = "no address"
         for family, kind, proto, _name, sockaddr in infos:
             sock = socket.socket(family, kind, proto)
@@ -282,6 +278,28 @@ class Connection:
             sock.close()
         except OSError:
             pass
+
+
+def _resolve(addr: Controller, deadline: float) -> list:
+    """``getaddrinfo`` under the deadline: an IP address at once, a name in
+    a helper thread (a resolver cannot be given a timeout)."""
+    try:
+        return socket.getaddrinfo(addr.host, addr.port, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST)
+    except socket.gaierror:
+        pass
+    answer: dict = {}
+
+    def lookup():
+        try:
+            answer["infos"] = socket.getaddrinfo(addr.host, addr.port, type=socket.SOCK_STREAM)
+        except OSError as e:
+            answer["error"] = _os_reason(e)
+    thread = threading.Thread(target=lookup, name=f"resolve {addr.host}", daemon=True)
+    thread.start()
+    thread.join(_left(deadline))
+    if "infos" in answer:
+        return answer["infos"]
+    raise Unreachable(answer.get("error", "cannot resolve the host name (timed out)"))
 
 
 def _left(deadline: float) -> float:
