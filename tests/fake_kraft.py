@@ -16,7 +16,7 @@ FetchSnapshot), ``fake_kraft_security`` (SASL and TLS), and
 
 One :class:`FakeQuorum` holds the leader's log (whole record batches with
 their offsets and epochs), its snapshots, the high watermark, the epoch and
-the leader; each :class:`FakeNode` listens on 127.0.0.1 (port 0) and
+the leader; each :class:`FakeNode` listens on 127.0.0.1 or ::1 (port 0) and
 answers from its own view of the quorum. Tests drive it precisely:
 ``append`` batches, ``commit`` (advance the high watermark), ``failover``,
 ``truncate_to_snapshot``, and per-node fault knobs. Every connection runs in
@@ -52,7 +52,7 @@ class FakeQuorum:
 
     def __init__(self, voters: int = 3, *, profile="4.1", cluster_id: str = "MkU3OEVBNTcwNTJENDM2Qg",
                  listener: Listener | None = None, leader_id: int = 1, epoch: int = 1,
-                 first_id: int = 1):
+                 first_id: int = 1, host: str = "127.0.0.1"):
         ids = list(range(first_id, first_id + voters))
         profiles = profile if isinstance(profile, dict) else {i: profile for i in ids}
         self.cluster_id = cluster_id
@@ -63,7 +63,7 @@ class FakeQuorum:
         self.leader_id = leader_id
         self.cond = threading.Condition()
         self.listener = listener or Listener()
-        self.nodes = {i: FakeNode(self, i, profiles[i], self.listener) for i in ids}
+        self.nodes = {i: FakeNode(self, i, profiles[i], self.listener, host) for i in ids}
         self.observers = [{"replicaId": 100 + i, "logEndOffset": -1} for i in range(1)]
         self.started = False
 
@@ -92,7 +92,7 @@ class FakeQuorum:
         """``1@127.0.0.1:p1,2@...`` (controller.quorum.voters) or, without
         ids, ``127.0.0.1:p1,...`` (controller.quorum.bootstrap.servers)."""
         ids = list(self.nodes) if ids is None else ids
-        return ",".join((f"{i}@" if with_ids else "") + f"127.0.0.1:{self.nodes[i].port}" for i in ids)
+        return ",".join((f"{i}@" if with_ids else "") + self.nodes[i].hostport for i in ids)
 
     # ---------------------------------------------------------------- content
 
@@ -239,8 +239,10 @@ class FakeQuorum:
 class FakeNode:
     """One controller: a listening socket and a thread per connection."""
 
-    def __init__(self, quorum: FakeQuorum, node_id: int, profile: str, listener: Listener):
+    def __init__(self, quorum: FakeQuorum, node_id: int, profile: str, listener: Listener,
+                 host: str = "127.0.0.1"):
         self.quorum = quorum
+        self.host = host
         self.id = node_id
         self.profile = profile
         self.apis = PROFILES[profile]
@@ -263,19 +265,25 @@ class FakeNode:
         self.stopping = False
 
     def __repr__(self):
-        return f"FakeNode({self.id}@127.0.0.1:{self.port}, {self.profile})"
+        return f"FakeNode({self.address}, {self.profile})"
 
     @property
     def address(self) -> str:
-        return f"{self.id}@127.0.0.1:{self.port}"
+        return f"{self.id}@{self.hostport}"
+
+    @property
+    def hostport(self) -> str:
+        """``127.0.0.1:9093`` or ``[::1]:9093``."""
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
 
     # ---------------------------------------------------------------- sockets
 
     def start(self) -> None:
         self.stopping = False
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", self.port))
+        sock.bind((self.host, self.port))
         sock.listen(16)
         sock.settimeout(0.1)
         self.sock, self.port = sock, sock.getsockname()[1]

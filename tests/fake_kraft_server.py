@@ -270,7 +270,7 @@ class Connection:
         if version < min_version or leader < 0 or not self.node.knows_endpoints:
             return []
         target = self.quorum.nodes[leader]
-        return [(leader, *(target.advertised or ("127.0.0.1", target.port)))]
+        return [(leader, *(target.advertised or (target.host, target.port)))]
 
     def fetch(self, msg: bytes, version: int) -> bytes:
         req = FetchRequest.decode(msg, version=version, header=True)
@@ -448,7 +448,7 @@ class Connection:
                 part = R(partition_index=0, error_code=NONE, leader_id=leader, leader_epoch=epoch,
                          high_watermark=q.hwm, current_voters=voters, observers=observers)
             nodes = [DescribeQuorumResponse.Node(node_id=i, listeners=[
-                DescribeQuorumResponse.Node.Listener(name=node.listener.name, host="127.0.0.1",
+                DescribeQuorumResponse.Node.Listener(name=node.listener.name, host=n.host,
                                                      port=n.port)]) for i, n in sorted(q.nodes.items())]
         topic = DescribeQuorumResponse.TopicData(topic_name=METADATA_TOPIC, partitions=[part])
         resp = DescribeQuorumResponse(version=version, error_code=NONE, topics=[topic], nodes=nodes)

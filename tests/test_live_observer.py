@@ -118,6 +118,14 @@ def test_leader_discovery_from_a_non_leader(quorums):
     assert q.nodes[3].fetches
 
 
+def test_ipv6_loopback_with_node_endpoints(quorums):
+    q = a_cluster_log(quorums(3, profile="3.9", leader_id=2, host="::1")).start()
+    f = quorums.follow(live_config(q, [1], with_ids=False))     # "[::1]:port", leader via NodeEndpoints
+    assert f.wait(caught_up), f.error
+    assert f.statuses[-1].endpoint == f"2@[::1]:{q.nodes[2].port}"
+    assert f.offsets() == list(range(q.log.end_offset))
+
+
 def test_leader_discovery_without_ids_before_3_9(quorums):
     # bootstrap servers only and no NodeEndpoints: the leader is found by asking each address
     q = a_cluster_log(quorums(3, profile="3.7", leader_id=3)).start()
