@@ -89,16 +89,19 @@ class Observer:
                     follower.on_unreachable(f"{node}: {e}")
                     step = Step("rotate")
                     self._tried[str(node)] = str(e)
-                yield from step.events
+                action, events = step.action, step.events
+                del step          # a snapshot's buffer is the consumer's once yielded
+                while events:
+                    yield events.pop(0)
                 if follower.answers != answers:
                     answers = follower.answers
                     last_ok = time.monotonic()
                     self._backoff.reset()
                 yield from self._status()
-                self._move(step)
-                if step.action in ("rotate", "leader"):
+                self._move(action)
+                if action in ("rotate", "leader"):
                     self._check_deadline(last_ok)
-                if step.action == "rotate":
+                if action == "rotate":
                     self._closed.wait(self._backoff.delay())
         finally:
             self._drop()
@@ -109,13 +112,13 @@ class Observer:
             self.status = status
             yield status
 
-    def _move(self, step: Step) -> None:
+    def _move(self, action: str) -> None:
         """Where the next request goes: the leader when it is known and
         reachable, else the next address given (the rotation)."""
-        if step.action == "fetch":
+        if action == "fetch":
             self._use_leader = True
             return
-        self._use_leader = step.action == "leader" and self._follower.leader is not None
+        self._use_leader = action == "leader" and self._follower.leader is not None
         if not self._use_leader:
             self._rotation += 1
 
