@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from fake_kraft import FakeQuorum, Fault, noop_records
+from fake_kraft import PROFILES, FakeQuorum, Fault, noop_records
 from fake_kraft_follow import (Follow, check_contiguous, image_json, live_config, rebuild,
                                record_offsets)
 from metashell.errors import CorruptDataError
@@ -90,6 +90,9 @@ def test_every_release_profile(quorums, profile, version):
     assert f.offsets() == list(range(q.log.end_offset))
     fetches = [r for n in q.nodes.values() for r in n.fetches]
     assert {r.version for r in fetches} == {version}
+    # ApiVersions first on every connection; a too-new one (error 35) is retried lower
+    asked = [v for k, v in q.nodes[1].requests if k == 18]
+    assert q.nodes[1].requests[0][0] == 18 and asked[-1] == PROFILES[profile][18][1]
     leader_fetches = q.nodes[1].fetches
     if version == 12:
         assert leader_fetches[0].topics[0].topic == "__cluster_metadata"
@@ -487,7 +490,6 @@ def test_broker_listener_instead_of_a_controller(quorums):
 
 
 def test_controller_too_old(quorums):
-    from fake_kraft import PROFILES
     PROFILES["2.8"] = {**PROFILES["3.0"], 1: (0, 11)}
     try:
         q = quorums(1, profile="2.8").start()
