@@ -33,7 +33,7 @@ import threading
 import time
 from pathlib import Path
 
-from fake_kraft_log import RaftLog, corrupt_first_batch, rebase, split_batches
+from fake_kraft_log import MAX_FETCH_BYTES, RaftLog, corrupt_first_batch, rebase, split_batches
 from fake_kraft_server import (METADATA_TOPIC, METADATA_TOPIC_ID, PROFILES, Connection, Fault,
                                Listener)
 from fake_kraft_wire import Closed
@@ -59,6 +59,9 @@ class FakeQuorum:
         self.log = RaftLog()
         self.hwm = 0              # what the current leader reports (-1: it does not know yet)
         self.committed = 0        # the quorum's real commit point: never goes back
+        # bytes a Fetch answer reads: 8 MiB up to at least 4.0; newer leaders may honour
+        # the request's MaxBytes (section 1.2), so tests may make answers small
+        self.max_fetch_bytes = MAX_FETCH_BYTES
         self.epoch = epoch
         self.leader_id = leader_id
         self.cond = threading.Condition()

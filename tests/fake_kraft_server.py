@@ -331,7 +331,7 @@ class Connection:
             return {"snapshot_id": where}
         if kind == "diverging":
             return {"diverging": where}
-        return {"records": log.read(offset)}
+        return {"records": log.read(offset, self.quorum.max_fetch_bytes)}
 
     def fetch_response(self, version: int, corr: int, *, top_error: int = NONE, error: int = NONE,
                        records: bytes | None = None, snapshot_id=None, diverging=None) -> bytes:
