@@ -47,8 +47,9 @@ __all__ = ["FakeQuorum", "FakeNode", "Listener", "Fault", "PROFILES", "METADATA_
 class FakeQuorum:
     """Several fake controllers sharing one log; see the module docstring.
 
-    ``profiles``: one release name for all nodes or one per node id.
-    ``listener``: the security of every node's listener."""
+    ``profile``: one release name (``PROFILES``) for all nodes, or a dict
+    of one per node id. ``listener``: the security of every node's listener.
+    ``host``: 127.0.0.1, or ::1 for IPv6."""
 
     def __init__(self, voters: int = 3, *, profile="4.1", cluster_id: str = "MkU3OEVBNTcwNTJENDM2Qg",
                  listener: Listener | None = None, leader_id: int = 1, epoch: int = 1,
@@ -67,7 +68,8 @@ class FakeQuorum:
         self.cond = threading.Condition()
         self.listener = listener or Listener()
         self.nodes = {i: FakeNode(self, i, profiles[i], self.listener, host) for i in ids}
-        self.observers = [{"replicaId": 100 + i, "logEndOffset": -1} for i in range(1)]
+        # a broker following the log: DescribeQuorum lists observers that have an id
+        self.observers = [{"replicaId": 100, "logEndOffset": -1}]
         self.started = False
 
     # ---------------------------------------------------------------- lifecycle
@@ -101,9 +103,10 @@ class FakeQuorum:
 
     @classmethod
     def from_logdir(cls, path, **kw) -> "FakeQuorum":
-        """A quorum whose leader serves a real metadata log dir: its newest
-        snapshot's bytes as the snapshot, its segments' batches as the log,
-        everything committed. A bootstrap checkpoint alone (no partition
+        """A quorum whose leader serves a real metadata log dir: its
+        snapshot files' bytes as its snapshots (the newest is the one
+        SnapshotId names), its segments' batches as the log, everything
+        committed. A bootstrap checkpoint alone (no partition
         data yet) is served the way a controller writes it on first start:
         its records as the first batches of the log."""
         path = Path(path)
