@@ -1,5 +1,10 @@
 """The ``kafka-metadata-shell`` command line (click).
 
+Two sources: ``-s PATH`` (files, ``metashell.session``) or ``-C LIST`` (a
+live controller quorum, ``metashell.live_session``: the shell catches up
+with the quorum's committed log, then runs the mode while the image keeps
+following in the background).
+
 Three modes, one dispatcher (``metashell.commands.run_words``/``run_line``):
 
 * one-shot: ``kafka-metadata-shell -s PATH ls -l /topics``: the words after
@@ -13,9 +18,10 @@ Exit status: 0 success; 1 a command failed or the input could not be read;
 quietly with status 0. Data goes to stdout, diagnostics, warnings and the
 loading progress bar to stderr.
 
-Tests pass their own session factory: ``make_cli(open_session=...)`` or
-``main(argv, open_session=..., standalone_mode=False)``; the real one
-(``metashell.session.open_session``) is imported only when needed.
+Tests pass their own session factories: ``make_cli(open_session=...,
+open_live=...)`` or ``main(argv, open_session=..., standalone_mode=False)``;
+the real ones (``metashell.session.open_session``,
+``metashell.live_session.open_live_session``) are imported only when needed.
 """
 
 from __future__ import annotations
@@ -35,14 +41,14 @@ from metashell.errors import MetashellError
 from metashell.render import parse_time
 
 PROG = "kafka-metadata-shell"
-LIVE_NOT_SUPPORTED = f"{PROG}: live controller mode (-C/--controllers) is not supported yet"
+DEFAULT_TIMEOUT = 30.0   # seconds -C keeps trying before it gives up
 PROGRESS_DELAY = 0.5   # seconds of loading before the progress bar appears
 
 HELP = """\
 Browse Apache Kafka KRaft metadata (a snapshot, a log segment, a bootstrap
-checkpoint or a whole metadata log dir) as a virtual directory tree: in an
-interactive shell, one command at a time, or as a script of commands on
-stdin.
+checkpoint or a whole metadata log dir, or a live controller quorum that it
+follows as a Raft observer) as a virtual directory tree: in an interactive
+shell, one command at a time, or as a script of commands on stdin.
 """
 
 EPILOG = """\
@@ -60,9 +66,13 @@ Examples:
     kafka-metadata-shell -s restored-meta diff --against meta --stat
   script (one command per line on stdin; # comments allowed):
     printf 'cd /brokers\\nls -l\\nfind . -name isFenced\\n' | kafka-metadata-shell -s meta
+  live quorum (read-only observer; secrets only in the -c file):
+    kafka-metadata-shell -C 1@ctl1:9093,2@ctl2:9093,3@ctl3:9093 summary
+    kafka-metadata-shell -C ctl1:9093 -c client.properties -o json cat /metadataQuorum/live/voters/1
+    kafka-metadata-shell -C ctl1:9093 -o json watch /brokers --count 1
 
 \b
-Commands: cat cd changes diff exit find help history ls man pwd summary tree
+Commands: cat cd changes diff exit find help history ls man pwd summary tree watch
 (run 'kafka-metadata-shell help' or 'kafka-metadata-shell man COMMAND' for details).
 
 \b
@@ -80,6 +90,11 @@ Shell completion of options and commands:
 def _default_open_session(path, **kwargs):
     from metashell.session import open_session
     return open_session(path, **kwargs)
+
+
+def _default_open_live(config, **kwargs):
+    from metashell.live_session import open_live_session
+    return open_live_session(config, **kwargs)
 
 
 #: commands that need no loaded metadata: `kafka-metadata-shell help`, `... man ls`
@@ -120,10 +135,13 @@ def _complete_command(ctx, param, incomplete):
 
 class _Progress:
     """The ``progress`` callback: a rich progress bar on stderr, shown only
-    when stderr is a terminal and loading takes more than PROGRESS_DELAY."""
+    when stderr is a terminal and loading takes more than PROGRESS_DELAY.
+    It counts bytes read (files) or, with ``offsets``, log offsets applied of
+    the quorum's high watermark (catching up with a live quorum)."""
 
-    def __init__(self, stream):
+    def __init__(self, stream, offsets: bool = False):
         self.stream = stream
+        self.offsets = offsets
         self.started = time.monotonic()
         self.bar = None
         self.task = None
@@ -133,10 +151,11 @@ class _Progress:
             if time.monotonic() - self.started < PROGRESS_DELAY:
                 return
             from rich.console import Console
-            from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
-                                       TimeRemainingColumn)
-            self.bar = Progress(TextColumn("loading"), BarColumn(), DownloadColumn(),
-                                TimeRemainingColumn(),
+            from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress,
+                                       TextColumn, TimeRemainingColumn)
+            label, count = (("catching up", MofNCompleteColumn()) if self.offsets
+                            else ("loading", DownloadColumn()))
+            self.bar = Progress(TextColumn(label), BarColumn(), count, TimeRemainingColumn(),
                                 console=Console(file=self.stream), transient=True)
             self.bar.start()
             self.task = self.bar.add_task("loading", total=total or None)
@@ -171,18 +190,35 @@ def _os_error_text(e: OSError) -> str:
     return e.strerror or str(e)
 
 
-def run(open_session: Callable[..., Any], *, snapshot, until_offset, until_time, output,
-        show_secrets, no_color, words, stdin, stdout, stderr) -> int:
-    """Load the source and run the mode; returns the exit status."""
-    from metashell.commands import Context, run_line, run_words
-
-    progress = _Progress(stderr) if _isatty(stderr) else None
+def run(open_session: Callable[..., Any], *, source, until_offset, until_time, output,
+        show_secrets, no_color, words, stdin, stdout, stderr, live: bool = False) -> int:
+    """Open ``source`` with ``open_session`` (a path, or with ``live`` a
+    ``LiveConfig``), run the mode, close the session; returns the exit
+    status."""
+    progress = _Progress(stderr, offsets=live) if _isatty(stderr) else None
     try:
-        session = open_session(snapshot, until_offset=until_offset, until_time=until_time,
+        session = open_session(source, until_offset=until_offset, until_time=until_time,
                                show_secrets=show_secrets, progress=progress)
     finally:
         if progress is not None:
             progress.close()
+    try:
+        status = _run_mode(session, output=output, no_color=no_color, words=words,
+                           stdin=stdin, stdout=stdout, stderr=stderr)
+    finally:
+        close = getattr(session, "close", None)
+        if close is not None:
+            close()
+    error = getattr(session, "error", None)   # a live session that stopped following
+    if error is not None:
+        stderr.write(f"{PROG}: {error}\n")
+        status = status or 1
+    return status
+
+
+def _run_mode(session, *, output, no_color, words, stdin, stdout, stderr) -> int:
+    from metashell.commands import Context, run_line, run_words
+
     for warning in getattr(session, "warnings", None) or []:
         stderr.write(f"{WARNING_PREFIX}{warning}\n")
     stderr.flush()
@@ -219,10 +255,46 @@ def run(open_session: Callable[..., Any], *, snapshot, until_offset, until_time,
     return Repl(ctx).run()
 
 
-def make_cli(open_session: "Callable[..., Any] | None" = None) -> click.Command:
+def _check_sources(snapshot, controllers, config, timeout, cluster_id, command) -> None:
+    """Exactly one of -s and -C (none only for help/man); the live-only
+    options only with -C. Raises click.UsageError (status 2)."""
+    if snapshot and controllers is not None:
+        raise click.UsageError("exactly one source is allowed: -s/--snapshot PATH or "
+                               "-C/--controllers LIST, not both")
+    if controllers is None:
+        for name, value in (("-c/--config", config), ("--timeout", timeout),
+                            ("--cluster-id", cluster_id)):
+            if value is not None:
+                raise click.UsageError(f"{name} applies to a live quorum only (-C/--controllers)")
+        if not snapshot and not (command and command[0] in SOURCELESS):
+            raise click.UsageError(
+                "exactly one source is required: -s/--snapshot PATH "
+                "(a snapshot, a log segment or a metadata log dir) or -C/--controllers LIST "
+                "(a live controller quorum)")
+
+
+def _live_config(controllers: str, config, timeout, cluster_id):
+    """The ``LiveConfig`` of the -C options. A bad controller list is a
+    usage error; a bad -c file a MetashellError naming the line."""
+    from metashell.errors import UsageError
+    from metashell.loader.live import LiveConfig, SecurityConfig, load_client_config, \
+        parse_controllers
+    try:
+        quorum = parse_controllers(controllers)
+    except UsageError as e:
+        raise click.UsageError(str(e)) from None
+    security = load_client_config(config) if config is not None else SecurityConfig()
+    return LiveConfig(quorum, security, timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
+                      cluster_id=cluster_id)
+
+
+def make_cli(open_session: "Callable[..., Any] | None" = None,
+             open_live: "Callable[..., Any] | None" = None) -> click.Command:
     """The click command. ``open_session`` replaces
-    ``metashell.session.open_session`` (tests)."""
+    ``metashell.session.open_session`` and ``open_live``
+    ``metashell.live_session.open_live_session`` (tests)."""
     opener = open_session or _default_open_session
+    live_opener = open_live or _default_open_live
 
     @click.command(
         name=PROG, help=HELP, epilog=EPILOG, options_metavar="[OPTIONS]",
@@ -232,11 +304,19 @@ def make_cli(open_session: "Callable[..., Any] | None" = None) -> click.Command:
     @click.option("-s", "--snapshot", metavar="PATH", type=click.Path(),
                   help="Load a *.checkpoint snapshot, a *.log segment, a bootstrap.checkpoint, "
                        "or a metadata log dir (newest snapshot + the segments after it).")
-    @click.option("-C", "--controllers", metavar="LIST",
-                  help="Follow a live controller quorum (id@host:port,...). Not supported yet.")
-    @click.option("-c", "--config", metavar="FILE",
-                  help="Client properties for -C (security.protocol, ssl.*, sasl.*). "
-                       "Not supported yet.")
+    @click.option("-C", "--controllers", "--bootstrap-controller", "controllers", metavar="LIST",
+                  help="Follow a live controller quorum as a read-only observer: "
+                       "id@host:port,... (controller.quorum.voters) or host:port,... "
+                       "(controller.quorum.bootstrap.servers); IPv6 as [::1]:9093.")
+    @click.option("-c", "--config", metavar="FILE", type=click.Path(dir_okay=False),
+                  help="Client properties for -C (security.protocol, ssl.*, sasl.*); "
+                       "secrets come only from this file.")
+    @click.option("--timeout", metavar="SECONDS", type=click.FloatRange(min=0, min_open=True),
+                  help=f"With -C: how long to keep trying to reach the quorum before giving "
+                       f"up (default {DEFAULT_TIMEOUT:g}).")
+    @click.option("--cluster-id", metavar="ID",
+                  help="With -C: the expected cluster id (a controller of another cluster "
+                       "refuses the fetch).")
     @click.option("--until-offset", metavar="N", type=click.IntRange(min=0),
                   help="Replay only records with offset <= N.")
     @click.option("--until-time", metavar="T", callback=_until_time,
@@ -253,20 +333,17 @@ def make_cli(open_session: "Callable[..., Any] | None" = None) -> click.Command:
                           message="%(prog)s (metashell) %(version)s")
     @click.argument("command", nargs=-1, type=click.UNPROCESSED,
                     metavar="[COMMAND [ARG...]]", shell_complete=_complete_command)
-    def cli(snapshot, controllers, config, until_offset, until_time, output, show_secrets,
-            no_color, command):
+    def cli(snapshot, controllers, config, timeout, cluster_id, until_offset, until_time,
+            output, show_secrets, no_color, command):
         click_ctx = click.get_current_context()
-        if controllers is not None or config is not None:
-            click.echo(LIVE_NOT_SUPPORTED, err=True)
-            click_ctx.exit(2)
-        if not snapshot and command and command[0] in SOURCELESS:
-            opener_here = _empty_session
-        elif not snapshot:
-            raise click.UsageError(
-                "exactly one source is required: -s/--snapshot PATH "
-                "(a snapshot, a log segment or a metadata log dir)")
+        _check_sources(snapshot, controllers, config, timeout, cluster_id, command)
+        live = controllers is not None
+        if not snapshot and not live:
+            opener_here, source = _empty_session, None
+        elif live:
+            opener_here, source = live_opener, None
         else:
-            opener_here = opener
+            opener_here, source = opener, snapshot
         stdout, stderr = sys.stdout, sys.stderr
         if hasattr(stdout, "reconfigure"):
             try:
@@ -274,10 +351,12 @@ def make_cli(open_session: "Callable[..., Any] | None" = None) -> click.Command:
             except (ValueError, OSError):
                 pass
         try:
-            status = run(opener_here, snapshot=snapshot, until_offset=until_offset,
+            if live:
+                source = _live_config(controllers, config, timeout, cluster_id)
+            status = run(opener_here, source=source, until_offset=until_offset,
                          until_time=until_time, output=output, show_secrets=show_secrets,
                          no_color=no_color, words=list(command), stdin=sys.stdin,
-                         stdout=stdout, stderr=stderr)
+                         stdout=stdout, stderr=stderr, live=live)
             stdout.flush()
         except KeyboardInterrupt:
             stderr.write("\n")
@@ -297,11 +376,11 @@ def make_cli(open_session: "Callable[..., Any] | None" = None) -> click.Command:
 
 
 def main(argv: "list[str] | None" = None, *, open_session: "Callable[..., Any] | None" = None,
-         standalone_mode: bool = True) -> int:
+         open_live: "Callable[..., Any] | None" = None, standalone_mode: bool = True) -> int:
     """Entry point. With ``standalone_mode`` (the default) click exits the
     process; without, the exit status is returned (usage errors are printed
     and give 2), which is what tests use."""
-    cli = make_cli(open_session)
+    cli = make_cli(open_session, open_live)
     if standalone_mode:
         return cli.main(args=argv, prog_name=PROG, standalone_mode=True)
     try:

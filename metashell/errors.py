@@ -55,3 +55,8 @@ class RecordDecodeError(MetashellError):
 
 class UsageError(MetashellError):
     """A command or option used the wrong way (exit code 2)."""
+
+
+class LiveError(MetashellError):
+    """Following a live controller quorum failed (one line: every address
+    tried and what failed there; never a secret)."""

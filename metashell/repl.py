@@ -6,6 +6,10 @@ history is kept across runs in ``platformdirs.user_data_dir("metashell")/history
 (or the file named by ``$METASHELL_HISTORY_FILE``); Ctrl-C cancels the line
 (or interrupts a running command), Ctrl-D exits with status 0.
 
+With a live quorum (``-C``) the prompt also says when the image is not
+following it (``[kafka-metadata-shell / (quorum lost)]> ``: catching up,
+quorum lost, stopped), redrawn every half second while it waits for input.
+
 Every line goes through the same dispatcher as script and one-shot mode
 (``metashell.commands.run_line``), so the REPL adds only line editing.
 Tests drive it in-process: ``Repl(ctx, input=create_pipe_input(),
@@ -30,6 +34,7 @@ from metashell import __version__
 from metashell.commands import Context, complete_line, run_line
 
 PROMPT_NAME = "kafka-metadata-shell"
+LIVE_REFRESH = 0.5   # seconds between redraws of a live prompt
 HISTORY_ENV = "METASHELL_HISTORY_FILE"
 
 
@@ -97,16 +102,21 @@ class Repl:
         _load(self.history)
         ctx.history = lambda: list(self.history.get_strings())
         ctx.interactive = True
+        self.live_state = getattr(ctx.session, "state", None)   # live sessions only
         self.session = PromptSession(
             input=input, output=output, history=self.history,
             completer=ShellCompleter(ctx), complete_while_typing=False,
-            auto_suggest=AutoSuggestFromHistory(), enable_history_search=False)
+            auto_suggest=AutoSuggestFromHistory(), enable_history_search=False,
+            refresh_interval=LIVE_REFRESH if self.live_state is not None else 0)
 
     def message(self):
+        state = self.live_state() if self.live_state is not None else None
         if self.ctx.color:
-            return FormattedText([("bold", f"[{PROMPT_NAME} "),
-                                  ("bold ansiblue", self.ctx.cwd), ("bold", "]> ")])
-        return f"[{PROMPT_NAME} {self.ctx.cwd}]> "
+            parts = [("bold", f"[{PROMPT_NAME} "), ("bold ansiblue", self.ctx.cwd)]
+            if state:
+                parts.append(("bold ansiyellow", f" ({state})"))
+            return FormattedText(parts + [("bold", "]> ")])
+        return f"[{PROMPT_NAME} {self.ctx.cwd}{f' ({state})' if state else ''}]> "
 
     def banner(self) -> str:
         source = self.ctx.source or "(nothing loaded)"

@@ -18,6 +18,7 @@ from typing import Callable
 from . import __version__
 from .errors import CorruptDataError, InputError, MetashellError
 from .fs import paths
+from .fs.entities import entity_records
 from .fs.tree import build_root
 from .loader import inputs
 from .loader.append_times import SegmentAppendTimes
@@ -30,42 +31,24 @@ from .timefmt import iso_time
 PROGRESS_STEP = 1 << 20  # report progress every MiB
 
 
-class Session:
-    """A loaded source: the image, its tree and what loading had to say."""
+class ImageSession:
+    """What the commands use of a session: the engine, its image and tree,
+    the counts and the ``summary``/``changes`` answers. Shared by the file
+    :class:`Session` and the live one (``metashell.live_session``)."""
 
-    def __init__(self, source: str, plan, engine: ReplayEngine, warnings: list[str],
-                 show_secrets: bool, times=None):
+    #: batch append times by offset (brokers' start times); None: no log to ask
+    times = None
+
+    def __init__(self, source: str, engine: ReplayEngine, warnings: list[str],
+                 show_secrets: bool):
         self.source = source
-        self.plan = plan
         self.engine = engine
-        self.image = engine.image
         self.warnings = warnings
         self.show_secrets = show_secrets
-        # batch append times by offset (brokers' start times): the plan's segments,
-        # those before the snapshot included, unless the caller has its own source
-        self.times = times if times is not None else SegmentAppendTimes(plan.all_segments)
-        self.root = build_root(self.image, show_secrets=show_secrets, local=self._local(),
-                               times=self.times)
 
-    def _local(self) -> dict:
-        plan = self.plan
-        meta = plan.meta_properties or {}
-        local = {
-            "version": __version__,
-            "source": self.source,
-            "loaded": {
-                "snapshot": plan.snapshot.path.name if plan.snapshot else None,
-                "segments": [s.path.name for s in plan.segments],
-            },
-            "counts": self.counts,
-        }
-        if plan.kind in ("logdir", "partition-dir"):
-            local["clusterId"] = meta.get("cluster.id")
-            node = meta.get("node.id", meta.get("broker.id"))
-            local["nodeId"] = int(node) if node is not None and str(node).lstrip("-").isdigit() else node
-            if meta.get("directory.id"):
-                local["directoryId"] = meta["directory.id"]
-        return local
+    @property
+    def image(self):
+        return self.engine.image
 
     def counts(self) -> dict:
         e = self.engine
@@ -94,44 +77,38 @@ class Session:
                  "summary": describe(r)} for r in records]
 
 
-def entity_records(image, parts: list[str]) -> list | None:
-    """Map a tree path to the records of the entity it shows (None if none)."""
-    if not parts:
-        return None
-    head, rest = parts[0], parts[1:]
-    h = image.history
-    if head in ("topics", "topicIds") and rest:
-        t = image.topics.get(rest[0]) if head == "topicIds" else image.topic_by_name(rest[0])
-        tid = t.topic_id if t is not None else (rest[0] if head == "topicIds" else None)
-        if len(rest) >= 2 and rest[1] not in ("id", "name"):
-            if t is None or not rest[1].lstrip("-").isdigit():
-                return None
-            return t.partition_history(int(rest[1]))
-        return h.get(("topic", tid))
-    if head == "brokers" and rest and rest[0].isdigit():
-        return h.get(("broker", int(rest[0])))
-    if head == "controllers" and rest and rest[0].isdigit():
-        return h.get(("controller", int(rest[0])))
-    if head == "configs" and len(rest) >= 2:
-        return h.get(("config", rest[0], "" if rest[1] == "<default>" else rest[1]))
-    if head == "clientQuotas" and rest:
-        pairs = []
-        for i in range(0, len(rest) - 1, 2):
-            pairs.append((rest[i], None if rest[i + 1] == "<default>" else rest[i + 1]))
-        return h.get(("quota", tuple(sorted(pairs))))
-    if head == "acls" and rest:
-        return h.get(("acl", rest[0]))
-    if head == "features" and rest:
-        return h.get(("feature", rest[0]))
-    if head == "producerIds":
-        return h.get(("producerIds",))
-    if head == "scram" and len(rest) >= 2:
-        return h.get(("scram", rest[0], rest[1]))
-    if head == "delegationTokens" and rest:
-        return h.get(("token", rest[0]))
-    if head == "metadataQuorum":
-        return h.get(("quorum",))
-    return None
+class Session(ImageSession):
+    """A loaded source: the image, its tree and what loading had to say."""
+
+    def __init__(self, source: str, plan, engine: ReplayEngine, warnings: list[str],
+                 show_secrets: bool, times=None):
+        super().__init__(source, engine, warnings, show_secrets)
+        self.plan = plan
+        # batch append times by offset (brokers' start times): the plan's segments,
+        # those before the snapshot included, unless the caller has its own source
+        self.times = times if times is not None else SegmentAppendTimes(plan.all_segments)
+        self.root = build_root(self.image, show_secrets=show_secrets, local=self._local(),
+                               times=self.times)
+
+    def _local(self) -> dict:
+        plan = self.plan
+        meta = plan.meta_properties or {}
+        local = {
+            "version": __version__,
+            "source": self.source,
+            "loaded": {
+                "snapshot": plan.snapshot.path.name if plan.snapshot else None,
+                "segments": [s.path.name for s in plan.segments],
+            },
+            "counts": self.counts,
+        }
+        if plan.kind in ("logdir", "partition-dir"):
+            local["clusterId"] = meta.get("cluster.id")
+            node = meta.get("node.id", meta.get("broker.id"))
+            local["nodeId"] = int(node) if node is not None and str(node).lstrip("-").isdigit() else node
+            if meta.get("directory.id"):
+                local["directoryId"] = meta["directory.id"]
+        return local
 
 
 def open_session(path, *, until_offset: int | None = None, until_time: int | None = None,
@@ -263,11 +240,11 @@ class _Loader:
         self.next_report = 0
 
     def _batches(self, engine: ReplayEngine, path: Path, warnings: list[str], strict: bool = False,
-                 lazy: bool = True):
+                 lazy: bool = True, buf=None):
         # partition records are deferred to the engine's store; a snapshot's other
         # records are all applied, so they are decoded as they are read (one call
         # less each), a segment's lazily (the part a snapshot covers is skipped)
-        reader = engine.store.open(path, skip_damage=True, lazy=lazy)
+        reader = engine.store.open(path, skip_damage=True, lazy=lazy, buf=buf)
         read = 0
         progress = self.progress
         for batch in reader:
@@ -294,9 +271,15 @@ class _Loader:
         """Apply a snapshot; with ``strict`` any damage makes it unusable (the
         caller falls back to an older snapshot or to the log)."""
         engine.source = snap.path.name
-        engine.begin_snapshot(None if snap.bootstrap else snap.end_offset, None,
-                              -1 if snap.epoch is None else snap.epoch)
-        for batch in self._batches(engine, snap.path, warnings, strict, lazy=False):
+        self.apply_snapshot(engine, snap.path, None if snap.bootstrap else snap.end_offset,
+                            -1 if snap.epoch is None else snap.epoch, warnings, strict)
+
+    def apply_snapshot(self, engine: ReplayEngine, path, end_offset: int | None, epoch: int,
+                       warnings: list[str], strict: bool, buf=None) -> None:
+        """Apply the snapshot in file ``path`` (or in ``buf``, which ``path``
+        then only names): all state is replaced by what it holds."""
+        engine.begin_snapshot(end_offset, None, epoch)
+        for batch in self._batches(engine, path, warnings, strict, lazy=False, buf=buf):
             engine.apply_batch(batch)
         engine.end_snapshot()
 

@@ -131,13 +131,15 @@ def test_help_and_man_need_no_source():
     assert not support.CALLS
 
 
-@pytest.mark.parametrize("args", [["-C", "1@localhost:9093"], ["--controllers", "h:1", "ls"],
-                                  ["-s", "x", "-c", "client.properties", "ls"]])
-def test_live_mode_is_not_supported_yet(args):
+@pytest.mark.parametrize("args", [["-s", "x", "-C", "h:1", "ls"],
+                                  ["-s", "x", "-c", "client.properties", "ls"],
+                                  ["-s", "x", "--timeout", "5", "ls"],
+                                  ["-s", "x", "--cluster-id", "abc", "ls"]])
+def test_one_source_and_live_options_only_with_c(args):
     result = invoke(args)
-    assert result.exit_code == 2
-    assert result.stderr == ("kafka-metadata-shell: live controller mode (-C/--controllers) "
-                             "is not supported yet\n")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "exactly one source is allowed" in result.stderr or \
+        "applies to a live quorum only (-C/--controllers)" in result.stderr
     assert not support.CALLS
 
 
@@ -222,7 +224,7 @@ class _Tty(io.StringIO):
 def run_direct(words, *, stdout=None, stdin=None, no_color=False, output="text", opener=None):
     stdout = stdout if stdout is not None else io.StringIO()
     stderr = io.StringIO()
-    status = cli.run(opener or fake_open_session, snapshot="x", until_offset=None,
+    status = cli.run(opener or fake_open_session, source="x", until_offset=None,
                      until_time=None, output=output, show_secrets=False, no_color=no_color,
                      words=words, stdin=stdin or io.StringIO(), stdout=stdout, stderr=stderr)
     return status, stdout.getvalue(), stderr.getvalue()
@@ -272,7 +274,8 @@ def test_main_without_standalone_returns_the_status(capsys):
                     standalone_mode=False) == 1
     assert cli.main(["ls"], open_session=fake_open_session, standalone_mode=False) == 2
     assert "exactly one source" in capsys.readouterr().err
-    assert cli.main(["-C", "h:1"], open_session=fake_open_session, standalone_mode=False) == 2
+    assert cli.main(["-s", "x", "-C", "h:1"], open_session=fake_open_session,
+                    standalone_mode=False) == 2
 
 
 def test_click_shell_completion_of_commands():

@@ -47,10 +47,8 @@ def test_launcher_version_help_and_usage_errors(tmp_path):
     assert p.returncode == 0 and "_KAFKA_METADATA_SHELL_COMPLETE=bash_source" in p.stdout
     p = shell("ls", tmp_path=tmp_path)
     assert p.returncode == 2 and "exactly one source is required" in p.stderr
-    p = shell("-C", "1@localhost:9093", tmp_path=tmp_path)
-    assert p.returncode == 2
-    assert p.stderr == ("kafka-metadata-shell: live controller mode (-C/--controllers) is not "
-                        "supported yet\n")
+    p = shell("-C", "1@localhost:9093", "-s", "x", tmp_path=tmp_path)
+    assert p.returncode == 2 and "exactly one source is allowed" in p.stderr
     p = shell("man", "find", tmp_path=tmp_path)
     assert p.returncode == 0 and p.stdout.startswith("find: ")
 

@@ -19,7 +19,7 @@ def cands(ctx, text):
 
 def test_command_names(ctx):
     assert cands(ctx, "") == ["cat", "cd", "changes", "diff", "exit", "find", "help", "history",
-                              "ls", "man", "pwd", "summary", "tree"]
+                              "ls", "man", "pwd", "summary", "tree", "watch"]
     assert cands(ctx, "c") == ["cat", "cd", "changes"]
     assert cands(ctx, "tr") == ["tree"]
     assert cands(ctx, "x") == []

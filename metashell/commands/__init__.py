@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import shlex
+from contextlib import nullcontext
 
 from metashell.commands.base import USAGE, Command
 from metashell.commands.cat import Cat
@@ -26,6 +27,7 @@ from metashell.commands.man import Man
 from metashell.commands.pwd import Pwd
 from metashell.commands.summary import Summary
 from metashell.commands.tree import Tree
+from metashell.commands.watch import Watch
 
 __all__ = ["COMMANDS", "Command", "Context", "command_names", "complete_line",
            "run_line", "run_words", "split_partial", "unknown_command_message"]
@@ -34,7 +36,7 @@ __all__ = ["COMMANDS", "Command", "Context", "command_names", "complete_line",
 COMMANDS: dict[str, Command] = {
     c.name: c for c in sorted(
         (Cat(), Cd(), Changes(), Diff(), Exit(), Find(), Help(), History(), Ls(), Man(), Pwd(),
-         Summary(), Tree()),
+         Summary(), Tree(), Watch()),
         key=lambda c: c.name)
 }
 
@@ -67,8 +69,12 @@ def run_words(ctx: Context, words: list[str]) -> int:
     if command is None:
         ctx.error(unknown_command_message(words[0]))
         return USAGE
+    # a live session applies what it fetches in the background: a command
+    # sees one image, whole batches and transactions (see live_session)
+    hold = getattr(ctx.session, "consistent", None) if command.holds_image else None
     try:
-        return command.execute(ctx, words[1:])
+        with hold() if hold is not None else nullcontext():
+            return command.execute(ctx, words[1:])
     finally:
         ctx.report_new_problems()
 

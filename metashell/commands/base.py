@@ -68,6 +68,7 @@ class Command:
     path_args: "str | None" = "all"  # which words complete as paths: "all", "first", None
     dirs_only: bool = False         # path completion offers directories only
     needs_session: bool = False     # summary/changes: needs more than the tree
+    holds_image: bool = True        # a live image is held still while it runs (not watch)
 
     _parser: "ArgumentParser | None" = None
 

@@ -43,6 +43,8 @@ class Help(Command):
         lines += ["",
                   "Paths are absolute or relative to the working directory; . and .. work,",
                   "and each component may be a glob: * ? [abc] {a,b}.",
+                  "With -C (a live quorum) the tree follows the quorum between commands;",
+                  "/metadataQuorum/live shows the quorum's own view, and watch its changes.",
                   "Type 'man COMMAND' or 'COMMAND -h' for a command's options."]
         ctx.write_lines(lines)
         return OK

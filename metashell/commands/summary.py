@@ -34,6 +34,9 @@ class Summary(Command):
 Counts of brokers, controllers, topics and partitions; under-replicated,
 offline and under-min-ISR partitions; metadata.version and the other
 features; the last applied offset and time; records skipped while loading.
+With -C (a live quorum) the quorum group also has the observer's state
+(following, catching up, quorum lost, stopped), the quorum's high
+watermark, the committed offset applied and the leader's endpoint.
 Text: aligned 'key: value' lines, nested groups indented.
 
 brokers.started lists each broker's start, newest first (by registration

@@ -29,12 +29,13 @@ class View:
     partitions) and the display options."""
 
     def __init__(self, image, *, show_secrets: bool = False, local: dict | None = None,
-                 times=None):
-        self.image = image
+                 times=None, live=None):
+        self.image = image   # a live session swaps in the image of each new snapshot
         self.show_secrets = show_secrets
         self.local = local or {}
         # append times by offset, for brokers registered before what was replayed
         self.times = times
+        self.live = live     # live mode: callable() -> the quorum's view (/metadataQuorum/live)
 
     def secret(self, value: Any) -> Any:
         return value if self.show_secrets else REDACTED
@@ -55,10 +56,11 @@ class _Dir(Node):
 
 
 def build_root(image, *, show_secrets: bool = False, local: dict | None = None,
-               times=None) -> Node:
+               times=None, live=None) -> "RootDir":
     """The tree over ``image``; ``times`` gives batch append times by offset
-    (see :mod:`metashell.loader.append_times`) for the brokers' start times."""
-    view = View(image, show_secrets=show_secrets, local=local, times=times)
+    (see :mod:`metashell.loader.append_times`) for the brokers' start times;
+    ``live`` the live quorum's view (live mode only)."""
+    view = View(image, show_secrets=show_secrets, local=local, times=times, live=live)
     return RootDir("", view)
 
 
@@ -457,8 +459,19 @@ def quorum_dir(view: View) -> Node:
         "kraftVersion": q.kraft_version,
         "voters": {str(k): v for k, v in sorted(q.voters.items())},
     }
-    return DictDir("metadataQuorum", {k: Leaf(k, v, change=ch) for k, v in values.items()},
-                   change=ch)
+    entries: dict = {k: Leaf(k, v, change=ch) for k, v in values.items()}
+    if view.live is not None:   # asked of the quorum when someone looks
+        entries["live"] = lambda: live_quorum_dir(view.live())
+    return DictDir("metadataQuorum", entries, change=ch)
+
+
+def live_quorum_dir(values: dict) -> Node:
+    """``/metadataQuorum/live`` (``-C`` only): the quorum as it answers now;
+    one file per voter under ``voters/``, the rest plain files."""
+    entries: dict = {k: Leaf(k, v) for k, v in values.items() if k != "voters"}
+    if "voters" in values:
+        entries["voters"] = DictDir("voters", {k: Leaf(k, v) for k, v in values["voters"].items()})
+    return DictDir("live", entries)
 
 
 def local_dir(view: View) -> Node:

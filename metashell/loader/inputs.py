@@ -531,12 +531,14 @@ _PROP_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
 
 
 def _logical_lines(text: str):
-    """Java ``Properties.load`` logical lines (comments and blanks dropped)."""
+    """Java ``Properties.load`` logical lines (comments and blanks dropped),
+    each with the 1-based number of the line it starts on."""
     lines = re.split(r"\r\n|\r|\n", text)
     i = 0
     while i < len(lines):
         line = lines[i].lstrip(_PROP_WS)
         i += 1
+        start = i
         if not line or line[0] in "#!":
             continue
         parts = []
@@ -551,7 +553,7 @@ def _logical_lines(text: str):
                 continue
             parts.append(line)
             break
-        yield "".join(parts)
+        yield start, "".join(parts)
 
 
 def _unescape(s: str) -> str:
@@ -602,14 +604,31 @@ def _split_property(line: str) -> tuple[str, str]:
     return _unescape(key), _unescape(line[j:])
 
 
+class PropertiesError(ValueError):
+    """A malformed line of a ``.properties`` text; ``line`` is its number."""
+
+    def __init__(self, line: int, message: str):
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+        self.message = message
+
+
+def numbered_properties(text: str):
+    """Yield ``(line number, key, value)`` for each property of Java
+    ``.properties`` text (``#``/``!`` comments, ``=``/``:``/space separators,
+    line continuations, backslash and ``\\uXXXX`` escapes); a malformed
+    escape raises :class:`PropertiesError`."""
+    for number, line in _logical_lines(text):
+        try:
+            key, value = _split_property(line)
+        except ValueError as e:
+            raise PropertiesError(number, str(e)) from None
+        yield number, key, value
+
+
 def parse_properties(text: str) -> dict[str, str]:
-    """Parse Java ``.properties`` text (``#``/``!`` comments, ``=``/``:``/space
-    separators, line continuations, backslash and ``\\uXXXX`` escapes)."""
-    props: dict[str, str] = {}
-    for line in _logical_lines(text):
-        key, value = _split_property(line)
-        props[key] = value
-    return props
+    """Parse Java ``.properties`` text into a dict (the last value of a key wins)."""
+    return {key: value for _number, key, value in numbered_properties(text)}
 
 
 _INT_KEYS = ("node.id", "broker.id")

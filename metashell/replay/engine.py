@@ -16,6 +16,12 @@ Metadata transactions (Begin/End/AbortTransactionRecord) buffer records and
 apply them at End; Abort, or the end of input, drops them. A snapshot
 replaces all state. ``until_offset`` / ``until_time`` stop the replay at a
 point in the log (time travel).
+
+``on_change`` (None unless set) is called as ``on_change(key, rec)`` with the
+entity key (as in ``Image.history``; ``("partition", topic id, partition id)``
+for partition records) of each record applied through the general path, for
+``watch`` in live mode. Deferred partition records (the fast path of a file
+load) do not call it: a live session reads fetched batches without deferral.
 """
 
 from __future__ import annotations
@@ -58,6 +64,8 @@ class ApplyError(Exception):
 
 
 class ReplayEngine:
+    on_change = None   # optional callable(entity key, record): see the module docstring
+
     def __init__(self, *, until_offset: int | None = None, until_time: int | None = None,
                  store: RecordStore | None = None):
         self.store = store if store is not None else RecordStore()
@@ -467,6 +475,8 @@ class ReplayEngine:
         if t is None:
             raise ApplyError(f"unable to replay a PartitionRecord for topic id {tid}: no such topic")
         _file(t.partition_records, pid, rec)
+        if self.on_change is not None:
+            self.on_change(("partition", tid, pid), rec)
 
     def _apply_PartitionChangeRecord(self, rec: Record) -> None:
         tid, pid = self._partition_key(rec)
@@ -474,6 +484,8 @@ class ReplayEngine:
         if t is None or pid not in t.partition_records:
             raise ApplyError(f"unable to find partition {tid}:{pid}")
         _file(t.partition_records, pid, rec)
+        if self.on_change is not None:
+            self.on_change(("partition", tid, pid), rec)
 
     def _apply_RemoveTopicRecord(self, rec: Record) -> None:
         d = rec.data
@@ -504,6 +516,8 @@ class ReplayEngine:
             partitions = t.partition_records
             for pid in partitions:
                 _file(partitions, pid, rec)
+        if self.on_change is not None:
+            self.on_change(("topic", topics[0].topic_id) if name else ("topics",), rec)
 
     def fold_partition(self, recs) -> PartitionState | None:
         """Decode and merge a partition's records (PartitionRegistration
@@ -709,6 +723,8 @@ class ReplayEngine:
             self.image.history[key] = [rec]
         else:
             recs.append(rec)
+        if self.on_change is not None:
+            self.on_change(key, rec)
 
     def _touch(self, entity, key: tuple, rec: Record) -> None:
         entity.change = (rec.offset, rec.timestamp)

@@ -1,0 +1,341 @@
+"""A session that follows a live KRaft controller quorum (``-C``).
+
+The same surface as the file :class:`~metashell.session.Session` (root,
+image, engine, counts, summary, changes), fed by
+:class:`metashell.loader.live.Observer` in one background thread, the
+follower:
+
+* a ``SnapshotEvent`` is replayed into a new engine outside the lock (the
+  shell keeps answering from the old image meanwhile), then swapped in;
+* a ``CommittedEvent`` (whole batches, all committed) is applied to the
+  current engine under the lock;
+* a ``StatusEvent`` updates the state the prompt and ``summary`` show; the
+  first ``following`` state means caught up (one-shot mode runs then).
+
+Consistency: the follower holds :attr:`LiveSession.lock` for each event it
+applies and each command holds it while it runs (``consistent()``), so a
+command sees whole batches and whole transactions (the engine applies a
+transaction at its End record), never half of a change. ``watch`` does not
+hold it: it gets the changes through a queue (:meth:`subscribe`).
+
+``--until-offset`` / ``--until-time``: once the engine reaches the limit,
+following stops (the observer is closed); what was applied stays.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections import deque
+from contextlib import contextmanager
+from typing import Callable
+
+from . import __version__
+from .errors import MetashellError
+from .fs.entities import entity_path
+from .fs.tree import build_root
+from .loader.live import CommittedEvent, SnapshotEvent
+from .loader.reader import FileReader
+from .replay.describe import describe
+from .replay.engine import ReplayEngine
+from .session import ImageSession, _Loader, _no_cyclic_gc, _quorum_fallback
+from .timefmt import iso_time
+
+BACKLOG = 10_000     # changes kept between catch-up and the first `watch`
+DESCRIBE_TTL = 1.0   # seconds a DescribeQuorum answer is reused (one `tree /` asks once)
+STATES = {"connecting": "connecting", "catching-up": "catching up", "lost": "quorum lost"}
+
+
+class LiveSession(ImageSession):
+    """The image of a live quorum, kept up to date by the follower thread."""
+
+    def __init__(self, config, observer, *, until_offset: int | None = None,
+                 until_time: int | None = None, show_secrets: bool = False,
+                 progress: Callable[[int, int], None] | None = None):
+        source = "controllers " + ",".join(str(c) for c in config.controllers)
+        super().__init__(source, ReplayEngine(until_offset=until_offset, until_time=until_time),
+                         [], show_secrets)
+        self.engine.on_change = self._on_change
+        self.config = config
+        self.observer = observer
+        self.until_offset, self.until_time = until_offset, until_time
+        self.progress = progress
+        self.lock = threading.RLock()
+        self.caught_up = threading.Event()
+        self.status = None              # the latest StatusEvent
+        self.error: MetashellError | None = None   # why following stopped, if it failed
+        self.stopped = False            # the follower ended (error, limit or close)
+        self._subscribers: list[queue.SimpleQueue] = []
+        # (key, record) of the changes applied after catch-up, until the first
+        # command ends or a `watch` takes them: a one-shot `watch` must not miss
+        # what came before it ran
+        self._backlog: deque | None = None
+        self._problems: list[str] = []  # problems of every image so far, as reported
+        self._engine_problems = 0       # how many of the current engine's were taken
+        self._described = (0.0, None)   # (monotonic time, quorum view)
+        self.root = build_root(self.image, show_secrets=show_secrets, local=self._local(),
+                               live=self.quorum_view)
+        self._thread = threading.Thread(target=self._follow, name="metashell-follower",
+                                        daemon=True)
+
+    def _local(self) -> dict:
+        return {"version": __version__, "source": self.source,
+                "clusterId": self.config.cluster_id, "counts": self.counts}
+
+    # -- life cycle ------------------------------------------------------------------
+
+    def start(self) -> "LiveSession":
+        self._thread.start()
+        return self
+
+    def wait_caught_up(self, poll: float = 0.1) -> None:
+        """Block until the follower caught up (or reached the time-travel
+        limit); raises the error that stopped it. Ctrl-C interrupts (the
+        wait polls)."""
+        while not self.caught_up.wait(poll):
+            pass
+        if self.error is not None:
+            raise self.error
+
+    def close(self) -> None:
+        """Stop following: the observer's events() returns within ~1 s; the
+        thread is waited for that long at most (it is a daemon)."""
+        self.observer.close()
+        self._thread.join(1.5)
+
+    @contextmanager
+    def consistent(self):
+        """Hold the image still for one command. After it, a `watch` starts
+        from when it runs (the backlog since catch-up is dropped)."""
+        with self.lock:
+            try:
+                yield
+            finally:
+                self._backlog = None
+
+    def state(self) -> str | None:
+        """What the prompt shows when the image is not following the quorum
+        (None when it is)."""
+        if self.error is not None:
+            return "stopped"
+        if self.stopped:
+            return "stopped at the limit" if self.engine.reached_limit else "stopped"
+        status = self.status
+        if status is None:
+            return "connecting"
+        return STATES.get(status.state)
+
+    # -- the follower thread -----------------------------------------------------------
+
+    def _follow(self) -> None:
+        try:
+            for event in self.observer.events():
+                if isinstance(event, CommittedEvent):
+                    self._committed(event)
+                elif isinstance(event, SnapshotEvent):
+                    self._snapshot(event)
+                else:
+                    self._status(event)
+                if self.engine.reached_limit:
+                    break
+        except MetashellError as e:      # LiveError included: one line
+            self.error = e
+        except Exception as e:           # a bug: still one line, and never a partial catch-up
+            self.error = MetashellError(f"following the quorum stopped: {type(e).__name__}: {e}")
+        finally:
+            with self.lock:
+                self.stopped = True
+            for q in list(self._subscribers):
+                q.put(None)
+            self.caught_up.set()
+            self.observer.close()
+
+    def _snapshot(self, event) -> None:
+        if self.until_offset is not None and event.end_offset - 1 > self.until_offset:
+            raise MetashellError(
+                f"{event.source}: --until-offset {self.until_offset} is before the quorum's "
+                f"snapshot, which ends at offset {event.end_offset - 1}; the leader no longer "
+                "serves the log before it")
+        # a new image, built while commands still see the old one (no on_change
+        # hook: a snapshot is no list of changes, watch lists none of it)
+        engine = ReplayEngine(until_offset=self.until_offset, until_time=self.until_time)
+        engine.source = event.source
+        warnings: list[str] = []
+        # the progress bar counts offsets: a snapshot's bytes stand for its offsets
+        progress = None if self.progress is None else \
+            (lambda done, total: self._report(event.end_offset * done // max(total, 1)))
+        with _no_cyclic_gc():
+            _Loader(len(event.data), progress).apply_snapshot(
+                engine, event.source, event.end_offset, event.epoch, warnings, True,
+                buf=event.data)
+        engine.on_change = self._on_change
+        with self.lock:
+            self._take_problems()
+            self._problems.extend(warnings)
+            self.engine, self._engine_problems = engine, 0
+            self.root.view.image = engine.image
+            self._leader_fallback()
+        self._report(event.end_offset)
+
+    def _committed(self, event) -> None:
+        reader = FileReader(event.source, buf=event.data, lazy=True)
+        with self.lock:
+            engine = self.engine
+            engine.source = event.source
+            for batch in reader:
+                if not engine.apply_batch(batch):
+                    break
+        self._report(event.last_offset + 1)
+
+    def _status(self, event) -> None:
+        self.status = event
+        with self.lock:
+            self._leader_fallback()
+        if event.state == "following" and not self.caught_up.is_set():
+            with self.lock:
+                self._backlog = deque(maxlen=BACKLOG)
+            self.caught_up.set()
+        self._report(event.committed_offset)
+
+    def _leader_fallback(self) -> None:
+        """While the log names no leader (no LeaderChange record since the
+        snapshot), show the one the quorum named, as a file load shows the
+        node's quorum-state."""
+        s = self.status
+        if s is not None and s.leader_id >= 0:
+            _quorum_fallback(self.engine.image.quorum,
+                             {"leaderId": s.leader_id, "leaderEpoch": s.leader_epoch})
+
+    def _report(self, committed: int) -> None:
+        """Catching-up progress: offsets applied of the high watermark."""
+        if self.progress is None or self.caught_up.is_set():
+            return
+        status = self.status
+        hwm = status.high_watermark if status is not None else -1
+        self.progress(max(committed, 0), max(hwm, committed, 0))
+
+    # -- watch -------------------------------------------------------------------------
+
+    def subscribe(self, backlog: bool = False) -> queue.SimpleQueue:
+        """A queue that receives each change applied from now on, as a dict
+        (offset, time, type, path, summary), and None when following stops.
+        With ``backlog``, the first subscriber also gets the changes applied
+        since catch-up (the last BACKLOG of them)."""
+        q: queue.SimpleQueue = queue.SimpleQueue()
+        with self.lock:
+            if backlog and self._backlog:
+                for key, rec in self._backlog:
+                    q.put(self._change(key, rec))
+            self._backlog = None
+            self._subscribers.append(q)
+            if self.stopped:
+                q.put(None)
+        return q
+
+    def unsubscribe(self, q: queue.SimpleQueue) -> None:
+        with self.lock:
+            if q in self._subscribers:
+                self._subscribers.remove(q)
+
+    def _on_change(self, key: tuple, rec) -> None:
+        """The engine's hook: runs in the follower, under the lock."""
+        if self._backlog is not None:
+            self._backlog.append((key, rec))
+        if self._subscribers:
+            change = self._change(key, rec)
+            for q in self._subscribers:
+                q.put(change)
+
+    def _change(self, key: tuple, rec) -> dict:
+        return {"offset": rec.offset, "time": iso_time(rec.timestamp), "type": rec.name,
+                "path": entity_path(self.engine.image, key),
+                "summary": describe(rec, self.show_secrets)}
+
+    # -- problems ----------------------------------------------------------------------
+
+    def _take_problems(self) -> None:
+        """Move the current engine's new problems to the session's list (the
+        engine is replaced by the next snapshot, the list stays)."""
+        problems = self.engine.problems
+        if len(problems) > self._engine_problems:
+            self._problems.extend(str(p) for p in problems[self._engine_problems:])
+            self._engine_problems = len(problems)
+
+    def new_problems(self, since: int) -> list[str]:
+        with self.lock:
+            self._take_problems()
+            return self._problems[since:]
+
+    # -- the quorum's view -------------------------------------------------------------
+
+    def status_fields(self) -> dict:
+        """The observer's own view: state, high watermark, what was applied."""
+        s = self.status
+        if s is None:
+            return {"state": "connecting"}
+        return {"state": self.state() or s.state, "highWatermark": s.high_watermark,
+                "committedOffset": s.committed_offset, "endpoint": s.endpoint}
+
+    def summary(self) -> dict:
+        data = super().summary()
+        data["quorum"].update(self.status_fields())
+        return data
+
+    def quorum_view(self) -> dict:
+        """``/metadataQuorum/live``: DescribeQuorum's answer (asked at most
+        once a second) with lags and ISO-8601 times, and the observer's own
+        state. A failed DescribeQuorum shows as ``error``."""
+        at, view = self._described
+        if view is None or time.monotonic() - at > DESCRIBE_TTL:
+            view = dict(self.status_fields())
+            try:
+                view.update(quorum_fields(self.observer.describe_quorum()))
+            except MetashellError as e:
+                view["error"] = str(e)
+            self._described = (time.monotonic(), view)
+        return view
+
+
+def quorum_fields(d: dict) -> dict:
+    """DescribeQuorum's answer as the tree shows it: voters by id and
+    observers as a list, each with its lag behind the leader's log end and
+    its last fetch / caught-up times in ISO-8601."""
+    leader = d.get("leaderId", -1)
+    voters = d.get("voters", [])
+    leader_end = next((v["logEndOffset"] for v in voters if v["replicaId"] == leader), -1)
+    if leader_end < 0:
+        leader_end = d.get("highWatermark", -1)
+
+    def replica(r: dict) -> dict:
+        end = r.get("logEndOffset", -1)
+        return {"directoryId": r.get("replicaDirectoryId"), "logEndOffset": end,
+                "lag": leader_end - end if end >= 0 and leader_end >= 0 else None,
+                "lastFetchTime": iso_time(r.get("lastFetchTimestamp", -1)),
+                "lastCaughtUpTime": iso_time(r.get("lastCaughtUpTimestamp", -1))}
+
+    return {
+        "leaderId": leader, "leaderEpoch": d.get("leaderEpoch", -1),
+        "highWatermark": d.get("highWatermark", -1), "answeredBy": d.get("answeredBy"),
+        "voters": {str(v["replicaId"]): replica(v) for v in voters},
+        "observers": [{"replicaId": o["replicaId"], **replica(o)} for o in d.get("observers", [])],
+    }
+
+
+def open_live_session(config, *, until_offset: int | None = None, until_time: int | None = None,
+                      show_secrets: bool = False, progress=None,
+                      observer_factory=None) -> LiveSession:
+    """Start following the quorum of ``config`` (a ``LiveConfig``) and wait
+    until caught up. Raises ``LiveError`` (one line) when that fails."""
+    if observer_factory is None:
+        from .loader.live import Observer as observer_factory
+    session = LiveSession(config, observer_factory(config), until_offset=until_offset,
+                          until_time=until_time, show_secrets=show_secrets,
+                          progress=progress).start()
+    try:
+        session.wait_caught_up()
+    except BaseException:
+        session.close()
+        raise
+    session.warnings = session.new_problems(0)   # printed once by the shell, as a load's are
+    return session
