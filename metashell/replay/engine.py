@@ -530,7 +530,7 @@ class ReplayEngine:
             if d is not None:
                 dirs = d.get("directories")
                 if not dirs or len(dirs) == len(d["replicas"]):
-                    return _partition_from_record(d, rec)
+                    return partition_from_record(d, rec)
             recs = [recs]
         # each record with the key it is reported under (a problem found while
         # folding is found again at every look, but reported once)
@@ -551,7 +551,7 @@ class ReplayEngine:
                 self._report_once(key, rec, f"PartitionRecord: {len(dirs)} directories for "
                                             f"{len(d['replicas'])} replicas")
                 continue
-            state = _partition_from_record(d, rec)
+            state = partition_from_record(d, rec)
             start = i + 1
             break
         for key, rec in entries[start:]:
@@ -569,7 +569,7 @@ class ReplayEngine:
                                                 f"{d['topicId']}:{d['partitionId']}")
                 continue
             elif name == "PartitionChangeRecord":
-                error = _merge_change(state, d)
+                error = merge_change(state, d)
                 if error:   # Kafka rejects the change: the partition stays as it was
                     self._report_once(key, rec, f"PartitionChangeRecord: {error}")
                     continue
@@ -743,7 +743,9 @@ def _file(partitions: dict, pid: int, rec) -> None:
         partitions[pid] = [cur, rec]
 
 
-def _partition_from_record(d: dict, rec: Record) -> PartitionState:
+def partition_from_record(d: dict, rec: Record) -> PartitionState:
+    """A partition's state from a PartitionRecord's fields (also used by the Spark
+    ``partition_changes`` table, which folds the same records)."""
     replicas = d["replicas"]
     return PartitionState(
         partition_id=d["partitionId"], topic_id=d["topicId"], replicas=replicas, isr=d["isr"],
@@ -755,7 +757,7 @@ def _partition_from_record(d: dict, rec: Record) -> PartitionState:
         change=(rec.offset, rec.timestamp))
 
 
-def _merge_change(s: PartitionState, d: dict) -> str | None:
+def merge_change(s: PartitionState, d: dict) -> str | None:
     """Merge a PartitionChangeRecord (PartitionRegistration.merge); returns why
     Kafka would reject it instead (nothing is changed then)."""
     replicas = s.replicas if d["replicas"] is None else d["replicas"]

@@ -25,7 +25,7 @@ from ..loader import enums, inputs
 from ..loader.batch import BatchScanner
 from ..loader.index import key_from_data
 from ..loader.reader import FileReader
-from ..replay.engine import _merge_change, _partition_from_record
+from ..replay.engine import merge_change, partition_from_record
 from .image_rows import micros
 
 #: files larger than this are read as several slices (several tasks)
@@ -185,8 +185,8 @@ def _change_row(rec, d: dict, names: dict, states: dict) -> tuple:
     parts = states.setdefault(tid, {})
     state = parts.get(pid)
     if rec.api_key == 3:
-        state = parts[pid] = _partition_from_record(d, rec)
-    elif state is not None and _merge_change(state, d) is not None:
+        state = parts[pid] = partition_from_record(d, rec)
+    elif state is not None and merge_change(state, d) is not None:
         state = None   # Kafka rejects this change
     head = (rec.offset, micros(rec.timestamp), rec.name, names.get(tid), tid, pid)
     if state is None:
