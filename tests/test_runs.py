@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from metashell.loader.compression import LZ4, ZSTD
+from metashell.loader.primitives import uuid_from_str
 from metashell.loader.reader import FileReader
 from metashell.loader.writer import LogWriter, Out, build_batch, encode_records, record, write_file
 from test_store import compare_file
@@ -125,8 +126,43 @@ def test_a_run_matches_exactly_the_records_of_its_shape():
     assert run.match(payload, size, len(payload), 100) == 9      # up to the 2-byte timestamp delta
     assert run.match(payload, size, len(payload), 3) == 3        # never past the limit
     assert run.match(payload, 9 * size, len(payload), 100) == 0  # one record left: not a run
-    attributes, ts, deltas, pids, raws = run.read(payload, size, 9)
+    attributes, ts, deltas, pids, raw = run.read(payload, size, 9)
     assert list(deltas) == list(range(1, 10)) and list(pids) == [1, 2, 3, 4, 5, 52, 6, 7, 8]
+    assert raw == uuid_from_str(tid(0))
     assert list(attributes) == [0, 0, 0, 0, 0, 4, 0, 0, 0] and set(ts) == {0}
     after = 11 * size + 1                                          # past the 2-byte timestamp delta
     assert run.match(payload, after, len(payload), 100) == 3     # the rest, not the keyed one
+
+
+def test_a_run_is_one_topic():
+    """Records of the same shape but of another topic end a run: a run's
+    records all name the topic of its first."""
+    from metashell.loader.runs import run_after
+    outs = [partition(0, p) for p in range(4)] + [partition(1, p) for p in range(3)] + [partition(0, 9)]
+    payload, _ = encode_records(outs)
+    size = 2 + ((payload[0] & 0x7F) | (payload[1] << 7)) // 2
+    run = run_after({}, payload, 0, 2 + 1 + 1 + 1 + 1 + 2, size)
+    assert run.match(payload, 0, len(payload), 100) == 4
+    assert run.match(payload, 4 * size, len(payload), 100) == 3
+    assert run.match(payload, 6 * size, len(payload), 100) == 0   # one of topic 1, one of topic 0
+    assert run.read(payload, 4 * size, 3)[4] == uuid_from_str(tid(1))
+
+
+def test_deferred_reading_takes_a_topics_partitions_as_one_entry(tmp_path):
+    """What the deferred reader hands the engine for a snapshot-like batch:
+    per topic its TopicRecord and one run entry for all its partitions, as
+    tuples."""
+    from metashell.loader.store import RecordStore
+    outs = []
+    for t in range(3):
+        outs.append(record("TopicRecord", name=f"t{t}", topicId=tid(t)))
+        outs += [partition(t, p) for p in range(7)]
+    w = LogWriter(0, 3, TS)
+    w.records(outs, per_batch=len(outs))
+    p = tmp_path / "00000000000000000000.log"
+    p.write_bytes(w.getvalue())
+    entries = [e for b in RecordStore().open(p) for e in b.records]
+    assert [len(e) for e in entries] == [6, 5] * 3
+    for t, (topic, run) in enumerate(zip(entries[0::2], entries[1::2])):
+        assert topic[1:4] == (2, f"t{t}", uuid_from_str(tid(t)))
+        assert run[1] == 3 and run[3] == tuple(range(7)) and run[4] == uuid_from_str(tid(t))

@@ -26,7 +26,7 @@ def entity_records(image, parts: list[str]) -> list | None:
             if t is None or not rest[1].lstrip("-").isdigit():
                 return None
             return t.partition_history(int(rest[1]))
-        return h.get(("topic", tid))
+        return image.records(("topic", tid))
     if head == "brokers" and rest and rest[0].isdigit():
         return h.get(("broker", int(rest[0])))
     if head == "controllers" and rest and rest[0].isdigit():
@@ -59,7 +59,7 @@ def _topic_name(image, tid: str) -> str:
     t = image.topics.get(tid)
     if t is not None:
         return t.name
-    for rec in image.history.get(("topic", tid), ()):
+    for rec in image.records(("topic", tid)) or ():
         d = rec.data if rec.name == "TopicRecord" else None
         if d is not None:
             return d["name"]

@@ -550,20 +550,15 @@ def _take_run(run: PartitionRun, buf, pos: int, end: int, limit: int, rel: int, 
     n = run.match(buf, pos, end, limit)
     if not n:
         return 0
-    _, _, deltas, pids, raws = run.read(buf, pos, n)
-    ents = list(map(topics.get, raws))
-    if None in ents:   # topics seen here first get their ids in record order
-        for i, raw in enumerate(raws):
-            if ents[i] is None:
-                e = topics.get(raw)
-                if e is None:
-                    e = topics[raw] = idx._key_id(("topic", _uuid_text(raw)))
-                ents[i] = e
+    _, _, deltas, pids, raw = run.read(buf, pos, n)
+    e = topics.get(raw)
+    if e is None:   # a topic seen here first gets its id
+        e = topics[raw] = idx._key_id(("topic", _uuid_text(raw)))
     size = run.size
     offsets.extend(map(base.__add__, deltas))
     positions.extend(range(rel, rel + size * n, size))
     types.extend([run.api] * n)
-    entities.extend(ents)
+    entities.extend([e] * n)
     partitions.extend(pids)
     return n
 

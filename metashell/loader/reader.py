@@ -15,8 +15,9 @@ import os
 import struct
 from array import array
 from dataclasses import dataclass, field
-from itertools import islice, repeat
+from itertools import repeat
 from pathlib import Path
+from typing import Iterator
 
 from ..errors import CorruptDataError, InputError, RecordDecodeError
 from . import catalog
@@ -25,7 +26,7 @@ from .compression import decompress
 from .framing import frame, headers
 from .primitives import INT16, read_varint
 from .records import CONTROL, METADATA, RESOLVED, Record, fill_metadata
-from .runs import PartitionRun, run_after
+from .runs import MIN_RUN, PartitionRun, run_after
 
 
 @dataclass(slots=True)
@@ -35,7 +36,11 @@ class Batch:
     From a reader opened with ``defer`` (see :class:`FileReader`), ``records``
     may also hold *deferred partition records*: tuples ``(ref, apiKey,
     partitionId, raw 16-byte topic id)``, where ``ref`` names the record in
-    its :class:`~metashell.loader.store.RecordStore`.
+    its :class:`~metashell.loader.store.RecordStore`, or, for a run of
+    records framed alike (a topic's partitions, :mod:`.runs`), one tuple
+    ``(first ref, apiKey, ref step, partition ids, raw topic id)`` for all
+    of them (:func:`deferred_refs`, :func:`deferred_records`). A TopicRecord
+    is ``(ref, 2, name, raw topic id, offset, timestamp)``.
     """
 
     header: BatchHeader
@@ -215,14 +220,15 @@ class FileReader:
         deferring = ref_base is not None and not control
         resolved, partition_key = RESOLVED, _PARTITION_KEY
         total = h.count if count is None else count
-        records = iter(range(total))
         runs = self._runs
         last = None   # the last run's (shape, spec, decoder)
-        for _ in records:
+        i = 0         # records read so far
+        while i < total:
             at = pos  # where the record starts, for messages and refs
             rend, attributes, ts_delta, offset_delta, kpos, klen, vstart, vlen, hpos = frame(
                 buf, pos, end, payload)
             pos = rend
+            i += 1
             hdrs = () if hpos + 1 == rend and buf[hpos] == 0 else headers(buf, hpos, rend, at, payload)
             if not control and klen < 0 and not hdrs and vlen >= 3:
                 # The data records Kafka writes: the frame header by one lookup, then the
@@ -234,44 +240,73 @@ class FileReader:
                 if hit is not None:
                     spec, decoder = hit
                     partition = (api == 3 or api == 5) and fv == 1 and vlen >= 23
-                    rec = None
                     if deferring and partition:
-                        # int32 partitionId and uuid topicId open the body
-                        out.append((ref_base + at - payload, api, *partition_key(buf, vstart + 3)))
-                    else:
-                        ts = base_ts + ts_delta if append_ts is None else append_ts
-                        if lazy:
-                            rec = Record(base + offset_delta, ts, epoch, METADATA, spec.name, api,
-                                         version, None, bpos)
-                            rec._spec = spec
-                            rec._buf = buf
-                            rec._vstart = vstart
-                            rec._body = vstart + 3
-                            rec._end = vstart + vlen
+                        # this record and the topic's next partitions, alike, as one
+                        # entry (only if the next record opens with the same length
+                        # byte: a controller's changes rarely come two alike)
+                        n = 0
+                        if i < total and buf[pos] == buf[at]:
+                            run = run_after(runs, buf, at, vstart - at, rend - at)
+                            last = (run, spec, decoder)
+                            n = run.match(buf, at, end, total - i + 1)
+                        if n:
+                            out.append((ref_base + at - payload, api, run.size,
+                                        run.pid_unpacker(n)(buf, at),
+                                        bytes(buf[vstart + 7:vstart + 23])))
+                            pos = at + n * run.size
+                            i += n - 1
                         else:
-                            # the value on its own: positions inside it are small
-                            # ints, which CPython adds without allocating
+                            # int32 partitionId and uuid topicId open the body
+                            out.append((ref_base + at - payload, api, *partition_key(buf, vstart + 3)))
+                        continue
+                    ts = base_ts + ts_delta if append_ts is None else append_ts
+                    rec = None
+                    if deferring and api == 2 and fv == 1 and version == 0:
+                        # a TopicRecord: its name (compact string of one-byte length)
+                        # and id, and nothing else, as its decoder reads them; kept
+                        # as a ref with them, not a Record
+                        nb = buf[vstart + 3]
+                        if 0 < nb < 0x80 and vlen == nb + 20 and buf[vstart + vlen - 1] == 0:
                             try:
-                                data, p = decoder(buf[vstart:vstart + vlen], 3, vlen)
-                            except (RecordDecodeError, IndexError, struct.error,
-                                    UnicodeDecodeError, ValueError, OverflowError):
-                                p = -1
-                            if p == vlen:
-                                rec = Record(base + offset_delta, ts, epoch, METADATA, spec.name,
-                                             api, version, data, bpos)
-                                rec._spec = spec
-                        if rec is not None:
+                                name = str(buf[vstart + 4:vstart + 3 + nb], "utf-8")
+                            except UnicodeDecodeError:   # undecodable: the general path says so
+                                name = None
+                            if name is not None:
+                                rec = (ref_base + at - payload, 2, name,
+                                       bytes(buf[vstart + 3 + nb:vstart + 19 + nb]),
+                                       base + offset_delta, ts)
+                    if rec is not None:
+                        pass
+                    elif lazy:
+                        rec = Record(base + offset_delta, ts, epoch, METADATA, spec.name, api,
+                                     version, None, bpos)
+                        rec._spec = spec
+                        rec._buf = buf
+                        rec._vstart = vstart
+                        rec._body = vstart + 3
+                        rec._end = vstart + vlen
+                    else:
+                        # the value on its own: positions inside it are small
+                        # ints, which CPython adds without allocating
+                        try:
+                            data, p = decoder(buf[vstart:vstart + vlen], 3, vlen)
+                        except (RecordDecodeError, IndexError, struct.error,
+                                UnicodeDecodeError, ValueError, OverflowError):
+                            p = -1
+                        if p == vlen:
+                            rec = Record(base + offset_delta, ts, epoch, METADATA, spec.name,
+                                         api, version, data, bpos)
+                            rec._spec = spec
+                    if rec is not None:
+                        if type(rec) is Record:
                             if attributes:
                                 rec.attributes = attributes
                             if fv == 0:
                                 rec.frame = 0
                                 self._saw_frame0 = True
-                            out.append(rec)
-                    if rec is not None or deferring and partition:
-                        if total - len(out) > 1 and (deferring or not lazy):
+                        out.append(rec)
+                        if i < total and (deferring or not lazy):
                             if partition:   # a topic's next partitions, alike
-                                # (only if the next record opens with the same length
-                                # byte: a controller's changes rarely come two alike)
                                 take = None
                                 if buf[pos] == buf[at]:
                                     take = last = (run_after(runs, buf, at, vstart - at,
@@ -282,11 +317,10 @@ class FileReader:
                                 # (-15% instructions per record reading a snapshot)
                                 take = last if api == 2 else None
                             if take is not None:
-                                n = self._run(take, h, buf, pos, end, total - len(out), ref_base,
+                                n = self._run(take, h, buf, pos, end, total - i, ref_base,
                                               payload, out)
-                                if n:
-                                    pos += n * take[0].size
-                                    next(islice(records, n - 1, None), None)
+                                pos += n * take[0].size
+                                i += n
                         continue
             offset = base + offset_delta
             ts = append_ts if append_ts is not None else base_ts + ts_delta
@@ -323,12 +357,14 @@ class FileReader:
         run, spec, decoder = last
         if ref_base is None or h.is_control:
             return self._eager_run(run, h, buf, pos, end, limit, spec, decoder, out)
-        n = run.match(buf, pos, end, limit)
-        if n:
-            t = run.keys(buf, pos, n)
-            first = ref_base + pos - payload
-            out.extend(zip(range(first, first + n * run.size, run.size), repeat(run.api, n),
-                           t[3::5], t[4::5]))
+        m = run.pattern.match(buf, pos, end)
+        if m is None:
+            return 0
+        n = min((m.end() - pos) // run.size, limit)
+        if n < MIN_RUN:
+            return 0
+        out.append((ref_base + pos - payload, run.api, run.size, run.pid_unpacker(n)(buf, pos),
+                    m.group(1)))
         return n
 
     def _eager_run(self, run: PartitionRun, h: BatchHeader, buf, pos: int, end: int, limit: int,
@@ -398,6 +434,21 @@ class FileReader:
 
 
 _PARTITION_KEY = struct.Struct(">i16s").unpack_from   # int32 partitionId, uuid topicId
+
+
+def deferred_refs(entry: tuple) -> "range | tuple":
+    """The refs of a deferred entry of :attr:`Batch.records`, in order."""
+    if len(entry) == 5:
+        return range(entry[0], entry[0] + len(entry[3]) * entry[2], entry[2])
+    return entry[:1]
+
+
+def deferred_records(entry: tuple) -> "Iterator[tuple]":
+    """A deferred partition entry as ``(ref, apiKey, partitionId, raw topic
+    id)`` per record."""
+    if len(entry) == 5:
+        return zip(deferred_refs(entry), repeat(entry[1]), entry[3], repeat(entry[4]))
+    return iter((entry,))
 
 # A deferred record's ref, from the high bits down: the file's number in its
 # store, the batch's number in its file (28 bits), where the record starts in

@@ -2,18 +2,21 @@
 
 Kafka writes a topic's partitions one after another, and inside a batch
 they differ only in their offset delta and body: the same size, the same
-framing bytes. The per-record fast paths of the reader and the index read
-one such record; a :class:`PartitionRun` made from it then takes as many
-of the following records as repeat its framing exactly, in two C calls:
+framing bytes, the same topic id. The per-record fast paths of the reader
+and the index read one such record; a :class:`PartitionRun` made from it
+then takes as many of the following records as repeat its framing exactly,
+in two C calls:
 
 * a regular expression matches them: the same length bytes, any
   attributes, a timestamp delta and an offset delta of the same widths
-  (any widths: a record's position in its batch does not matter), a null key, the same value length, frame, apiKey and version, a
-  body of the same size, a header count of 0. Each record it matches is one
-  the per-record fast path would accept the same way;
-* one ``struct`` call reads, for each of them, its attributes, timestamp
-  delta, offset delta, and the partition id and topic id that open a
-  PartitionRecord or PartitionChangeRecord body.
+  (any widths: a record's position in its batch does not matter), a null
+  key, the same value length, frame, apiKey and version, the topic id of
+  the first (a backreference), a body of the same size, a header count of
+  0. Each record it matches is one the per-record fast path would accept
+  the same way;
+* one ``struct`` call reads, for each of them, the partition id (and for
+  the eager reader and the index also attributes, timestamp delta and
+  offset delta).
 """
 
 from __future__ import annotations
@@ -76,14 +79,22 @@ class PartitionRun:
         self.version = head[k + 2]
         self.value = k                                  # where the value starts
         self.value_length = size - k - 1
-        self.pattern = re.compile(
-            rb"(?:" + re.escape(head[:lb]) + rb"." + _varint_pattern(tw) + _varint_pattern(db)
-            + rb"\x01" + re.escape(vlen_and_frame) + rb".{%d}\x00)*" % body, re.DOTALL)
-        # per record: attributes, timestamp delta, offset delta, partitionId, topicId;
-        # for n records the same n times over, one struct per n (kept: a cluster's
-        # topics have a few partition counts)
-        self.row = f"{lb}xB{tw}s{db}s{1 + len(vlen_and_frame)}xi16s{body - 20 + 1}x"
+        before = (re.escape(head[:lb]) + rb"." + _varint_pattern(tw) + _varint_pattern(db)
+                  + rb"\x01" + re.escape(vlen_and_frame) + rb".{4}")   # ... partitionId
+        after = rb".{%d}\x00" % (body - 20)                              # the rest, no headers
+        # the first record names the topic, the others repeat it (possessive: a run
+        # never gives records back, so no backtracking state is kept per record)
+        self.pattern = re.compile(before + rb"(.{16})" + after
+                                  + rb"(?:" + before + rb"\1" + after + rb")*+", re.DOTALL)
+        self.topic_at = k + 7                           # where the topic id starts in a record
+        # per record: attributes, timestamp delta, offset delta, partitionId; for n
+        # records the same n times over, one struct per n (kept: a cluster's topics
+        # have a few partition counts)
+        self.row = f"{lb}xB{tw}s{db}s{1 + len(vlen_and_frame)}xi{body - 4 + 1}x"
         self.structs: dict[int, Callable] = {}
+        # per record only partitionId: what a deferred run keeps
+        self.pid_row = f"{k + 3}xi{size - k - 7}x"
+        self.pid_structs: dict[int, Callable] = {}
 
     @staticmethod
     def key(buf, rstart: int, k: int, size: int) -> tuple:
@@ -91,25 +102,29 @@ class PartitionRun:
         return size, k, bytes(buf[rstart + k - 2:rstart + k + 3])
 
     def match(self, buf, pos: int, end: int, limit: int) -> int:
-        """How many records of this shape start at ``pos`` (at most ``limit``;
-        0 if fewer than :data:`MIN_RUN`)."""
-        n = min((self.pattern.match(buf, pos, end).end() - pos) // self.size, limit)
+        """How many records of this shape, of one topic, start at ``pos`` (at
+        most ``limit``; 0 if fewer than :data:`MIN_RUN`)."""
+        m = self.pattern.match(buf, pos, end)
+        n = 0 if m is None else min((m.end() - pos) // self.size, limit)
         return n if n >= MIN_RUN else 0
 
-    def keys(self, buf, pos: int, n: int) -> tuple:
-        """The struct call: per record, attributes, timestamp delta bytes,
-        offset delta bytes, partitionId and topicId, interleaved."""
-        unpack = self.structs.get(n)
+    def pid_unpacker(self, n: int) -> Callable:
+        """``unpack_from`` of the partition ids of ``n`` records."""
+        unpack = self.pid_structs.get(n)
         if unpack is None:
-            unpack = self.structs[n] = struct.Struct(">" + self.row * n).unpack_from
-        return unpack(buf, pos)
+            unpack = self.pid_structs[n] = struct.Struct(">" + self.pid_row * n).unpack_from
+        return unpack
 
     def read(self, buf, pos: int, n: int) -> tuple:
         """``(attributes, timestamp deltas, offset deltas, partition ids, raw
-        topic ids)`` of the ``n`` records at ``pos``."""
-        t = self.keys(buf, pos, n)
-        return (t[0::5], list(map(TIMESTAMP_DELTAS.__getitem__, t[1::5])),
-                list(map(OFFSET_DELTAS.__getitem__, t[2::5])), t[3::5], t[4::5])
+        topic id)`` of the ``n`` records at ``pos``."""
+        unpack = self.structs.get(n)
+        if unpack is None:
+            unpack = self.structs[n] = struct.Struct(">" + self.row * n).unpack_from
+        t = unpack(buf, pos)
+        return (t[0::4], list(map(TIMESTAMP_DELTAS.__getitem__, t[1::4])),
+                list(map(OFFSET_DELTAS.__getitem__, t[2::4])), t[3::4],
+                bytes(buf[pos + self.topic_at:pos + self.topic_at + 16]))
 
 
 def run_after(cache: dict, buf, rstart: int, k: int, size: int) -> PartitionRun:

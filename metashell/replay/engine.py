@@ -7,8 +7,10 @@ section 4.2). A record that cannot be applied is reported as a
 
 Partition records are not decoded here. From a reader of the engine's
 :class:`~metashell.loader.store.RecordStore` they arrive deferred, as
-``(ref, apiKey, partitionId, raw topic id)``, and only the ``ref`` (an int)
-is filed under its partition; a lazy :class:`Record` is filed as it is.
+``(ref, apiKey, partitionId, raw topic id)``, or a topic's partitions as one
+run ``(first ref, apiKey, ref step, partition ids, raw topic id)``, and only
+the ``ref`` (an int) is filed under each partition; a lazy :class:`Record`
+is filed as it is.
 :meth:`ReplayEngine.fold_partition` decodes and merges a partition's
 records when the partition is looked at.
 
@@ -30,6 +32,7 @@ import struct
 from dataclasses import dataclass
 
 from ..loader.primitives import UUID_TEXT
+from ..loader.reader import deferred_records, deferred_refs
 from ..loader.records import CONTROL, UNDECODABLE, Record
 from ..loader.store import RecordStore, ref_file
 from .image import (BrokerState, ControllerState, Entity, Image, PartitionState,
@@ -70,7 +73,8 @@ class ReplayEngine:
                  store: RecordStore | None = None):
         self.store = store if store is not None else RecordStore()
         self._stamps: dict[int, tuple] = {}   # store file number -> snapshot (offset, time)
-        self.image = Image()
+        self._fold, self._resolve = self.fold_partition, self.partition_history   # bound once
+        self.image = Image(resolver=self._resolve)
         self.until_offset = until_offset
         self.until_time = until_time
         self.problems: list[Problem] = []
@@ -94,7 +98,7 @@ class ReplayEngine:
         """Start applying a snapshot: all state is replaced by what it holds.
         ``end_offset`` (exclusive, from the file name) and ``timestamp``
         (SnapshotHeader.LastContainedLogTimestamp) stamp its entities."""
-        self.image = Image()
+        self.image = Image(resolver=self._resolve)
         self._txn = None
         self._snapshot = (end_offset - 1 if end_offset is not None else None, timestamp)
         if end_offset is not None:
@@ -125,11 +129,8 @@ class ReplayEngine:
             if h.base_offset < self._skip_before or (self.until_offset is not None
                                                     and h.last_offset > self.until_offset):
                 # the batch is cut: every record needs its own offset
-                records = [self._materialize(r[0]) if type(r) is tuple else r for r in records]
-        last = None
-        added = changed = 0   # partition records filed by the fast path below
-        topics, uuid_text = self.image.topics, UUID_TEXT
-        last_raw = last_partitions = None   # the topic of the previous fast-path record
+                records = [rec for r in records for rec in (
+                    map(self._materialize, deferred_refs(r)) if type(r) is tuple else (r,))]
         # a snapshot's records are stamped with its last offset and time; only a
         # control record (SnapshotHeader) can change them inside a batch
         stamp = self._snapshot if in_snapshot and not batch.is_control else None
@@ -137,78 +138,133 @@ class ReplayEngine:
             stamp = None
         if stamp is not None and batch.file_no >= 0:
             self._stamps[batch.file_no] = stamp
+        last = None
         for rec in records:
             if type(rec) is tuple:
-                # Fast path for the records a big cluster has millions of: a deferred
-                # partition record of a known topic (and, for a change, a known
-                # partition), outside a transaction, is filed under its partition as
-                # _apply_PartitionRecord / _apply_PartitionChangeRecord would.
-                ref, api, pid, raw = rec
+                # Deferred partition records (a run of a topic's partitions, or one)
+                # outside a transaction are filed under their partitions here, as
+                # _apply_PartitionRecord / _apply_PartitionChangeRecord would;
+                # anything else, the records themselves through the general path.
                 if self._txn is None:
-                    if raw == last_raw:   # a topic's partitions usually come together
-                        partitions = last_partitions
-                    else:
-                        t = topics.get(uuid_text[raw])
-                        partitions = t.partition_records if t is not None else None
-                        last_raw, last_partitions = raw, partitions
-                    if partitions is not None:
-                        cur = partitions.get(pid)
-                        if cur is None:
-                            if api == 3:
-                                partitions[pid] = ref
-                                added += 1
-                                continue
-                        else:
-                            if type(cur) is list:
-                                cur.append(ref)
-                            else:
-                                partitions[pid] = [cur, ref]
-                            if api == 3:
-                                added += 1
-                            else:
-                                changed += 1
+                    n = len(rec)
+                    if n == 4:
+                        if self._file_one(rec):
                             continue
-                # anything else: the record itself, through the general path
-                rec = self._materialize(ref)
-            if in_snapshot:
-                if stamp is not None:
-                    rec.offset = stamp[0]
-                    if stamp[1]:
-                        rec.timestamp = stamp[1]
-                elif self._snapshot[0] is not None:
-                    rec.offset, rec.timestamp = self._snapshot[0], self._snapshot[1] or rec.timestamp
+                        pending = (self._materialize(rec[0]),)
+                    elif n == 6:
+                        if self._new_topic(rec, stamp):
+                            continue
+                        pending = (self._materialize(rec[0]),)
+                    elif self._file_run(rec):
+                        continue
+                    else:
+                        # record by record; one the fast path does not take names a
+                        # topic or partition that does not exist, which the general
+                        # path only reports, so it may come after the others
+                        file_one, materialize = self._file_one, self._materialize
+                        pending = [materialize(one[0]) for one in deferred_records(rec)
+                                   if not file_one(one)]
+                else:
+                    pending = [self._materialize(ref) for ref in deferred_refs(rec)]
             else:
-                if rec.offset < self._skip_before:
-                    # covered by the snapshot; but a snapshot holds no leader, so the
-                    # log's quorum control records still tell who leads
-                    if rec.kind == CONTROL:
-                        self._apply_control(rec, h)
-                    continue
-                if self.until_offset is not None and rec.offset > self.until_offset:
-                    # stopped inside the batch: the image is as of the last record applied
-                    self.reached_limit = True
-                    self._count_partition_records(added, changed)
-                    if last is not None:
-                        self.image.last_offset = max(self.image.last_offset, last.offset)
-                        self.image.last_time = max(self.image.last_time, last.timestamp)
-                    return False
-            last = rec
-            last_raw = None   # the general path may create or remove topics
-            self.apply(rec, h)
-        self._count_partition_records(added, changed)
+                pending = (rec,)
+            for rec in pending:
+                if in_snapshot:
+                    if stamp is not None:
+                        rec.offset = stamp[0]
+                        if stamp[1]:
+                            rec.timestamp = stamp[1]
+                    elif self._snapshot[0] is not None:
+                        rec.offset, rec.timestamp = self._snapshot[0], self._snapshot[1] or rec.timestamp
+                else:
+                    if rec.offset < self._skip_before:
+                        # covered by the snapshot; but a snapshot holds no leader, so the
+                        # log's quorum control records still tell who leads
+                        if rec.kind == CONTROL:
+                            self._apply_control(rec, h)
+                        continue
+                    if self.until_offset is not None and rec.offset > self.until_offset:
+                        # stopped inside the batch: the image is as of the last record applied
+                        self.reached_limit = True
+                        if last is not None:
+                            self.image.last_offset = max(self.image.last_offset, last.offset)
+                            self.image.last_time = max(self.image.last_time, last.timestamp)
+                        return False
+                last = rec
+                self.apply(rec, h)
         if not in_snapshot and records:
             self.image.last_offset = max(self.image.last_offset, h.last_offset)
             self.image.last_time = max(self.image.last_time, h.max_timestamp)
         return True
 
-    def _count_partition_records(self, added: int, changed: int) -> None:
+    def _new_topic(self, rec: tuple, stamp) -> bool:
+        """Create a topic from a TopicRecord read on the fast path ``(ref, 2,
+        name, raw topic id, offset, timestamp)`` as _apply_TopicRecord would,
+        if its id is new; False (nothing done) otherwise. Its history holds
+        the ref."""
+        ref, _, name, raw, offset, ts = rec
+        tid = UUID_TEXT[raw]
+        image = self.image
+        if tid in image.topics or self.on_change is not None:
+            return False
+        if stamp is not None:   # as the general path stamps a snapshot's records
+            offset = stamp[0]
+            if stamp[1]:
+                ts = stamp[1]
+        image.topics[tid] = TopicState(name, tid, (offset, ts), folder=self._fold,
+                                       resolver=self._resolve)
+        image.topic_names[name] = tid
+        key = ("topic", tid)
+        recs = image.history.get(key)
+        if recs is None:
+            image.history[key] = [ref]
+        else:
+            recs.append(ref)
+        self._count("TopicRecord", 1)
+        return True
+
+    def _partitions_of(self, raw: bytes) -> dict | None:
+        """The partition records of the topic with this raw id, if it exists."""
+        t = self.image.topics.get(UUID_TEXT[raw])
+        return None if t is None else t.partition_records
+
+    def _file_run(self, rec: tuple) -> bool:
+        """File a run of deferred PartitionRecords of one existing topic (kept
+        by the topic until someone looks at its partitions); False (nothing
+        filed) otherwise."""
+        ref, api, step, pids, raw = rec
+        if api != 3:
+            return False
+        t = self.image.topics.get(UUID_TEXT[raw])
+        if t is None:
+            return False
+        t.add_run((ref, step, pids))
+        self._count("PartitionRecord", len(pids))
+        return True
+
+    def _file_one(self, rec: tuple) -> bool:
+        """File one deferred partition record of a known topic (for a change, a
+        known partition); False (nothing filed) otherwise."""
+        ref, api, pid, raw = rec
+        partitions = self._partitions_of(raw)
+        if partitions is None:
+            return False
+        cur = partitions.get(pid)
+        if cur is None:
+            if api != 3:
+                return False
+            partitions[pid] = ref
+        elif type(cur) is list:
+            cur.append(ref)
+        else:
+            partitions[pid] = [cur, ref]
+        self._count("PartitionRecord" if api == 3 else "PartitionChangeRecord", 1)
+        return True
+
+    def _count(self, name: str, n: int) -> None:
+        self.applied += n
         by_type = self.by_type
-        if added:
-            self.applied += added
-            by_type["PartitionRecord"] = by_type.get("PartitionRecord", 0) + added
-        if changed:
-            self.applied += changed
-            by_type["PartitionChangeRecord"] = by_type.get("PartitionChangeRecord", 0) + changed
+        by_type[name] = by_type.get(name, 0) + n
 
     def _materialize(self, ref: int) -> Record:
         """The record a deferred ref names, stamped as its snapshot's records are."""
@@ -448,8 +504,8 @@ class ReplayEngine:
             return
         tid, name = d["topicId"], d["name"]
         old = self.image.topics.get(tid)
-        t = TopicState(name, tid, (rec.offset, rec.timestamp), folder=self.fold_partition,
-                       resolver=self.partition_history)
+        t = TopicState(name, tid, (rec.offset, rec.timestamp), folder=self._fold,
+                       resolver=self._resolve)
         self._history(("topic", tid), rec)
         if old is not None and old.name != name and self.image.topic_names.get(old.name) == tid:
             del self.image.topic_names[old.name]

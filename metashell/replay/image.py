@@ -79,18 +79,69 @@ class PartitionState:
         }
 
 
-@dataclass
 class TopicState:
-    name: str
-    topic_id: str
-    change: Change
-    # partition id -> its records (PartitionRecord, PartitionChangeRecord, ClearElrRecord),
-    # oldest first: a list of records and deferred refs (ints), or one bare ref
-    partition_records: dict = field(default_factory=dict)
-    # set by the engine: folds a partition's records (reports undecodable ones)
-    folder: Callable | None = field(default=None, repr=False)
-    # set by the engine: a partition's records as Record objects
-    resolver: Callable | None = field(default=None, repr=False)
+    """A topic and, per partition, the records that created or changed it."""
+
+    __slots__ = ("name", "topic_id", "change", "_partitions", "_runs", "folder", "resolver")
+
+    def __init__(self, name: str, topic_id: str, change: Change, partition_records=None, *,
+                 folder: Callable | None = None, resolver: Callable | None = None):
+        self.name = name
+        self.topic_id = topic_id
+        self.change = change
+        self._partitions = {} if partition_records is None else partition_records
+        # deferred runs of PartitionRecords (reader.Batch), filed on first look: a
+        # snapshot's topic costs one append until someone lists its partitions
+        self._runs: list | None = None
+        # set by the engine: folds a partition's records (reports undecodable ones)
+        self.folder = folder
+        # set by the engine: a partition's records as Record objects
+        self.resolver = resolver
+
+    @property
+    def partition_records(self) -> dict:
+        """Partition id -> its records (PartitionRecord, PartitionChangeRecord,
+        ClearElrRecord), oldest first: a list of records and deferred refs
+        (ints), or one bare ref."""
+        if self._runs is not None:
+            self._file_runs()
+        return self._partitions
+
+    def add_run(self, entry: tuple) -> None:
+        """Keep a deferred run of this topic's PartitionRecords ``(first ref,
+        ref step, partition ids)`` to file later, in order."""
+        if self._runs is None:
+            self._runs = [entry]
+        else:
+            self._runs.append(entry)
+
+    def _file_runs(self) -> None:
+        runs, self._runs = self._runs, None
+        partitions = self._partitions
+        for ref, step, pids in runs:
+            refs = range(ref, ref + len(pids) * step, step)
+            new = dict(zip(pids, refs))
+            if len(new) == len(pids) and partitions.keys().isdisjoint(new):
+                partitions.update(new)   # the usual case: new partitions, one C call
+                continue
+            for pid, ref in zip(pids, refs):
+                cur = partitions.get(pid)
+                if cur is None:
+                    partitions[pid] = ref
+                elif type(cur) is list:
+                    cur.append(ref)
+                else:
+                    partitions[pid] = [cur, ref]
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, TopicState):
+            return NotImplemented
+        return (self.name, self.topic_id, self.change, self.partition_records) == (
+            other.name, other.topic_id, other.change, other.partition_records)
+
+    def __repr__(self) -> str:
+        return (f"TopicState(name={self.name!r}, topic_id={self.topic_id!r}, "
+                f"change={self.change!r}, partitions={len(self.partition_records)})")
 
     def partition_ids(self) -> list[int]:
         """Partitions that exist: a partition whose every PartitionRecord is
@@ -157,7 +208,18 @@ class Image:
     quorum: QuorumState = field(default_factory=QuorumState)
     last_offset: int = -1                                   # last applied record offset (log offsets)
     last_time: int = -1                                     # append time of the last applied batch
-    history: dict = field(default_factory=dict)             # entity key -> [records], oldest first
+    # entity key -> [records], oldest first; a TopicRecord read on the loader's fast
+    # path is there as its deferred ref (an int): see records()
+    history: dict = field(default_factory=dict)
+    # set by the engine: a list of records and refs as records
+    resolver: Callable | None = field(default=None, repr=False, compare=False)
+
+    def records(self, key: tuple) -> list | None:
+        """The records in ``history`` under ``key``, refs read back, or None."""
+        recs = self.history.get(key)
+        if recs is None or self.resolver is None:
+            return recs
+        return self.resolver(recs)
 
     def topic_by_name(self, name: str) -> TopicState | None:
         tid = self.topic_names.get(name)

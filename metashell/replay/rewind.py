@@ -50,7 +50,9 @@ def rewind(engine: ReplayEngine, offset: int, log_files, snapshot_end: int | Non
         return None
     if any(begin <= offset < end for begin, end in engine.transactions):
         return None
-    changed = {key: recs for key, recs in image.history.items() if recs[-1].offset > offset}
+    ref_after = engine.store.refs_after(offset, log_files)
+    changed = {key: engine.partition_history(recs) for key, recs in image.history.items()
+               if (ref_after(recs[-1]) if type(recs[-1]) is int else recs[-1].offset > offset)}
     changed.pop(("quorum",), None)   # shown only with --include-quorum, which replays again
     before = _replay_before(changed, offset, snapshot_end)
     old = replace(image, brokers=dict(image.brokers), controllers=dict(image.controllers),
