@@ -139,35 +139,48 @@ class ReplayEngine:
         if stamp is not None and batch.file_no >= 0:
             self._stamps[batch.file_no] = stamp
         last = None
+        # the fast path's counts, and the topic it last created or filed under
+        new_topics = new_partitions = 0
+        last_raw = last_topic = None
         for rec in records:
             if type(rec) is tuple:
-                # Deferred partition records (a run of a topic's partitions, or one)
-                # outside a transaction are filed under their partitions here, as
-                # _apply_PartitionRecord / _apply_PartitionChangeRecord would;
+                # Deferred topic and partition records (a run of a topic's partitions,
+                # or one) outside a transaction are applied here, as _apply_TopicRecord,
+                # _apply_PartitionRecord and _apply_PartitionChangeRecord would;
                 # anything else, the records themselves through the general path.
                 if self._txn is None:
                     n = len(rec)
-                    if n == 4:
-                        if self._file_one(rec):
+                    if n == 5:   # a run
+                        raw = rec[4]
+                        t = last_topic if raw == last_raw else self.image.topics.get(UUID_TEXT[raw])
+                        if rec[1] == 3 and t is not None:
+                            t.add_run((rec[0], rec[2], rec[3]))
+                            new_partitions += len(rec[3])
+                            last_raw, last_topic = raw, t
                             continue
-                        pending = (self._materialize(rec[0]),)
-                    elif n == 6:
-                        if self._new_topic(rec, stamp):
-                            continue
-                        pending = (self._materialize(rec[0]),)
-                    elif self._file_run(rec):
-                        continue
-                    else:
                         # record by record; one the fast path does not take names a
                         # topic or partition that does not exist, which the general
                         # path only reports, so it may come after the others
                         file_one, materialize = self._file_one, self._materialize
                         pending = [materialize(one[0]) for one in deferred_records(rec)
                                    if not file_one(one)]
+                    elif n == 6:   # a TopicRecord
+                        t = self._new_topic(rec, stamp)
+                        if t is not None:
+                            new_topics += 1
+                            last_raw, last_topic = rec[3], t
+                            continue
+                        pending = (self._materialize(rec[0]),)
+                    elif self._file_one(rec):
+                        continue
+                    else:
+                        pending = (self._materialize(rec[0]),)
                 else:
                     pending = [self._materialize(ref) for ref in deferred_refs(rec)]
+                last_raw = None   # the general path may create or remove topics
             else:
                 pending = (rec,)
+                last_raw = None
             for rec in pending:
                 if in_snapshot:
                     if stamp is not None:
@@ -186,33 +199,34 @@ class ReplayEngine:
                     if self.until_offset is not None and rec.offset > self.until_offset:
                         # stopped inside the batch: the image is as of the last record applied
                         self.reached_limit = True
+                        self._count_fast(new_topics, new_partitions)
                         if last is not None:
                             self.image.last_offset = max(self.image.last_offset, last.offset)
                             self.image.last_time = max(self.image.last_time, last.timestamp)
                         return False
                 last = rec
                 self.apply(rec, h)
+        self._count_fast(new_topics, new_partitions)
         if not in_snapshot and records:
             self.image.last_offset = max(self.image.last_offset, h.last_offset)
             self.image.last_time = max(self.image.last_time, h.max_timestamp)
         return True
 
-    def _new_topic(self, rec: tuple, stamp) -> bool:
+    def _new_topic(self, rec: tuple, stamp) -> TopicState | None:
         """Create a topic from a TopicRecord read on the fast path ``(ref, 2,
         name, raw topic id, offset, timestamp)`` as _apply_TopicRecord would,
-        if its id is new; False (nothing done) otherwise. Its history holds
-        the ref."""
+        if its id is new (None, nothing done, otherwise). Its history holds
+        the ref. Not counted here (the caller counts a batch's at once)."""
         ref, _, name, raw, offset, ts = rec
         tid = UUID_TEXT[raw]
         image = self.image
         if tid in image.topics or self.on_change is not None:
-            return False
+            return None
         if stamp is not None:   # as the general path stamps a snapshot's records
             offset = stamp[0]
             if stamp[1]:
                 ts = stamp[1]
-        image.topics[tid] = TopicState(name, tid, (offset, ts), folder=self._fold,
-                                       resolver=self._resolve)
+        t = image.topics[tid] = TopicState(name, tid, (offset, ts), None, self._fold, self._resolve)
         image.topic_names[name] = tid
         key = ("topic", tid)
         recs = image.history.get(key)
@@ -220,27 +234,18 @@ class ReplayEngine:
             image.history[key] = [ref]
         else:
             recs.append(ref)
-        self._count("TopicRecord", 1)
-        return True
+        return t
+
+    def _count_fast(self, topics: int, partitions: int) -> None:
+        if topics:
+            self._count("TopicRecord", topics)
+        if partitions:
+            self._count("PartitionRecord", partitions)
 
     def _partitions_of(self, raw: bytes) -> dict | None:
         """The partition records of the topic with this raw id, if it exists."""
         t = self.image.topics.get(UUID_TEXT[raw])
         return None if t is None else t.partition_records
-
-    def _file_run(self, rec: tuple) -> bool:
-        """File a run of deferred PartitionRecords of one existing topic (kept
-        by the topic until someone looks at its partitions); False (nothing
-        filed) otherwise."""
-        ref, api, step, pids, raw = rec
-        if api != 3:
-            return False
-        t = self.image.topics.get(UUID_TEXT[raw])
-        if t is None:
-            return False
-        t.add_run((ref, step, pids))
-        self._count("PartitionRecord", len(pids))
-        return True
 
     def _file_one(self, rec: tuple) -> bool:
         """File one deferred partition record of a known topic (for a change, a

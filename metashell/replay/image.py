@@ -84,7 +84,7 @@ class TopicState:
 
     __slots__ = ("name", "topic_id", "change", "_partitions", "_runs", "folder", "resolver")
 
-    def __init__(self, name: str, topic_id: str, change: Change, partition_records=None, *,
+    def __init__(self, name: str, topic_id: str, change: Change, partition_records=None,
                  folder: Callable | None = None, resolver: Callable | None = None):
         self.name = name
         self.topic_id = topic_id
