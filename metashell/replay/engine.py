@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from ..loader.primitives import UUID_TEXT
 from ..loader.reader import deferred_records, deferred_refs
-from ..loader.records import CONTROL, UNDECODABLE, Record
+from ..loader.records import CONTROL, METADATA, UNDECODABLE, Record
 from ..loader.store import RecordStore, ref_file
 from .image import (BrokerState, ControllerState, Entity, Image, PartitionState,
                     TopicState)
@@ -163,7 +163,7 @@ class ReplayEngine:
                         # path only reports, so it may come after the others
                         file_one, materialize = self._file_one, self._materialize
                         pending = [materialize(one[0]) for one in deferred_records(rec)
-                                   if not file_one(one)]
+                                   if t is None or not file_one(one, t)]
                     elif n == 6:   # a TopicRecord
                         t = self._new_topic(rec, stamp)
                         if t is not None:
@@ -171,9 +171,12 @@ class ReplayEngine:
                             last_raw, last_topic = rec[3], t
                             continue
                         pending = (self._materialize(rec[0]),)
-                    elif self._file_one(rec):
-                        continue
-                    else:
+                    else:   # one partition record
+                        raw = rec[3]
+                        t = last_topic if raw == last_raw else self.image.topics.get(UUID_TEXT[raw])
+                        if t is not None and self._file_one(rec, t):
+                            last_raw, last_topic = raw, t
+                            continue
                         pending = (self._materialize(rec[0]),)
                 else:
                     pending = [self._materialize(ref) for ref in deferred_refs(rec)]
@@ -205,7 +208,10 @@ class ReplayEngine:
                             self.image.last_time = max(self.image.last_time, last.timestamp)
                         return False
                 last = rec
-                self.apply(rec, h)
+                if rec.kind == METADATA and self._txn is None and rec.name not in TRANSACTION_RECORDS:
+                    self._dispatch(rec)   # what apply() would do, one call less
+                else:
+                    self.apply(rec, h)
         self._count_fast(new_topics, new_partitions)
         if not in_snapshot and records:
             self.image.last_offset = max(self.image.last_offset, h.last_offset)
@@ -242,18 +248,12 @@ class ReplayEngine:
         if partitions:
             self._count("PartitionRecord", partitions)
 
-    def _partitions_of(self, raw: bytes) -> dict | None:
-        """The partition records of the topic with this raw id, if it exists."""
-        t = self.image.topics.get(UUID_TEXT[raw])
-        return None if t is None else t.partition_records
-
-    def _file_one(self, rec: tuple) -> bool:
-        """File one deferred partition record of a known topic (for a change, a
-        known partition); False (nothing filed) otherwise."""
-        ref, api, pid, raw = rec
-        partitions = self._partitions_of(raw)
-        if partitions is None:
-            return False
+    def _file_one(self, rec: tuple, t: TopicState) -> bool:
+        """File one deferred partition record ``(ref, apiKey, partitionId, raw
+        topic id)`` under its topic ``t`` (for a change, a known partition);
+        False (nothing filed) otherwise."""
+        ref, api, pid, _ = rec
+        partitions = t.partition_records
         cur = partitions.get(pid)
         if cur is None:
             if api != 3:
