@@ -38,8 +38,9 @@ class Batch:
     partitionId, raw 16-byte topic id)``, where ``ref`` names the record in
     its :class:`~metashell.loader.store.RecordStore`, or, for a run of
     records framed alike (a topic's partitions, :mod:`.runs`), one tuple
-    ``(first ref, apiKey, ref step, partition ids, raw topic id)`` for all
-    of them (:func:`deferred_refs`, :func:`deferred_records`). A TopicRecord
+    ``(first ref, apiKey, run shape, partition ids, raw topic id)`` for all
+    of them (the shape, a :class:`~.runs.PartitionRun`, tells their size and
+    layout: :func:`deferred_refs`, :func:`deferred_records`). A TopicRecord
     is ``(ref, 2, name, raw topic id, offset, timestamp)``.
     """
 
@@ -253,7 +254,7 @@ class FileReader:
                             last = (run, spec, decoder)
                             n = run.match(buf, at, end, total - i + 1)
                         if n:
-                            out.append((ref_base + at - payload, api, run.size,
+                            out.append((ref_base + at - payload, api, run,
                                         run.pid_unpacker(n)(buf, at),
                                         bytes(buf[vstart + 7:vstart + 23])))
                             pos = at + n * run.size
@@ -285,7 +286,7 @@ class FileReader:
                                         n = min((m.end() - pos) // run.size, total - i)
                                         if n >= MIN_RUN:
                                             unpack = run.pid_structs.get(n) or run.pid_unpacker(n)
-                                            out.append((ref_base + pos - payload, 3, run.size,
+                                            out.append((ref_base + pos - payload, 3, run,
                                                         unpack(buf, pos), m.group(1)))
                                             pos += n * run.size
                                             i += n
@@ -376,7 +377,7 @@ class FileReader:
         n = min((m.end() - pos) // run.size, limit)
         if n < MIN_RUN:
             return 0
-        out.append((ref_base + pos - payload, run.api, run.size, run.pid_unpacker(n)(buf, pos),
+        out.append((ref_base + pos - payload, run.api, run, run.pid_unpacker(n)(buf, pos),
                     m.group(1)))
         return n
 
@@ -452,7 +453,7 @@ _PARTITION_KEY = struct.Struct(">i16s").unpack_from   # int32 partitionId, uuid 
 def deferred_refs(entry: tuple) -> "range | tuple":
     """The refs of a deferred entry of :attr:`Batch.records`, in order."""
     if len(entry) == 5:
-        return range(entry[0], entry[0] + len(entry[3]) * entry[2], entry[2])
+        return range(entry[0], entry[0] + len(entry[3]) * entry[2].size, entry[2].size)
     return entry[:1]
 
 

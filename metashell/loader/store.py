@@ -27,6 +27,7 @@ from ..errors import CorruptDataError, RecordDecodeError
 from .batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
 from .compression import decompress
 from .framing import frame
+from .partition_layout import run_counts
 from .reader import REF_BATCH_BITS, REF_POSITION_BITS, FileReader
 from .records import METADATA, Record, fill_metadata
 
@@ -81,6 +82,13 @@ class RecordStore:
         two sources this way before decoding any)."""
         buf, vstart, vend = self._value(ref)[1:4]
         return bytes(buf[vstart:vend])
+
+    def run_counts(self, ref: int, shape, n: int) -> "tuple[int, int, tuple] | None":
+        """``(replicas, isr, leaders)`` of the run of ``n`` PartitionRecords
+        of ``shape`` whose first is ``ref``, read from their bytes
+        (:func:`~.partition_layout.run_counts`); None if they must be folded."""
+        _, buf, start, _, _ = self._batch(ref >> REF_POSITION_BITS)
+        return run_counts(buf, start + (ref & _POSITION_MASK), shape, n)
 
     def refs_after(self, offset: int, files) -> "Callable[[int], bool]":
         """A test for whether a ref of one of ``files`` (store file numbers of

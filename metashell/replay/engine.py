@@ -8,7 +8,7 @@ section 4.2). A record that cannot be applied is reported as a
 Partition records are not decoded here. From a reader of the engine's
 :class:`~metashell.loader.store.RecordStore` they arrive deferred, as
 ``(ref, apiKey, partitionId, raw topic id)``, or a topic's partitions as one
-run ``(first ref, apiKey, ref step, partition ids, raw topic id)``, and only
+run ``(first ref, apiKey, run shape, partition ids, raw topic id)``, and only
 the ``ref`` (an int) is filed under each partition; a lazy :class:`Record`
 is filed as it is.
 :meth:`ReplayEngine.fold_partition` decodes and merges a partition's
@@ -286,6 +286,26 @@ class ReplayEngine:
         if type(recs) is not list:
             recs = [recs]
         return [self._materialize(r) if type(r) is int else r for r in recs]
+
+    def run_counts(self, topic: TopicState) -> list | None:
+        """For a topic whose partitions are all still in deferred runs of
+        PartitionRecords (a snapshot's, untouched since), each run's
+        ``(partitions, replicas, isr, leaders)`` read from the bytes, as
+        :meth:`fold_partition` would give them; None if it must fold."""
+        runs = topic.pending_runs()
+        if runs is None:
+            return None
+        out = []
+        pids = set()
+        for ref, shape, run_pids in runs:
+            counts = self.store.run_counts(ref, shape, len(run_pids))
+            if counts is None:
+                return None
+            pids.update(run_pids)
+            out.append((len(run_pids), *counts))
+        if len(pids) != sum(o[0] for o in out):   # a partition twice: fold it
+            return None
+        return out
 
     def partition_fingerprints(self, partitions: dict, pids) -> dict:
         """Partition id -> its records (as filed under it in ``partitions``),

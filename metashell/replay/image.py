@@ -109,17 +109,22 @@ class TopicState:
 
     def add_run(self, entry: tuple) -> None:
         """Keep a deferred run of this topic's PartitionRecords ``(first ref,
-        ref step, partition ids)`` to file later, in order."""
+        run shape, partition ids)`` to file later, in order."""
         if self._runs is None:
             self._runs = [entry]
         else:
             self._runs.append(entry)
 
+    def pending_runs(self) -> list | None:
+        """The runs kept since the topic was created, when they are all its
+        partition records (nobody has looked yet, nothing else was filed)."""
+        return self._runs if not self._partitions else None
+
     def _file_runs(self) -> None:
         runs, self._runs = self._runs, None
         partitions = self._partitions
-        for ref, step, pids in runs:
-            refs = range(ref, ref + len(pids) * step, step)
+        for ref, shape, pids in runs:
+            refs = range(ref, ref + len(pids) * shape.size, shape.size)
             new = dict(zip(pids, refs))
             if len(new) == len(pids) and partitions.keys().isdisjoint(new):
                 partitions.update(new)   # the usual case: new partitions, one C call

@@ -34,8 +34,20 @@ def summarize(image, engine, counts: dict, times=None) -> dict:
     except (KeyError, TypeError, ValueError):
         cluster_min_isr = DEFAULT_MIN_ISR
     partitions = under_replicated = offline = under_min_isr = 0
+    run_counts = getattr(engine, "run_counts", None)
+    negative = (0).__gt__
     for topic in image.topics.values():
         min_isr = _min_isr(image, topic.name, cluster_min_isr)
+        runs = run_counts(topic) if run_counts is not None else None
+        if runs is not None:   # a snapshot's topic: counted from the bytes, run by run
+            for n, replicas, isr, leaders in runs:
+                partitions += n
+                if isr < replicas:
+                    under_replicated += n
+                offline += sum(map(negative, leaders))
+                if isr < min_isr:
+                    under_min_isr += n
+            continue
         for pid in topic.partition_records:
             p = topic.partition(pid)
             if p is None:

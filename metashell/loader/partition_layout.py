@@ -1,0 +1,119 @@
+"""A run of PartitionRecords counted straight from its bytes, for ``summary``.
+
+``summary`` needs of each partition only how many replicas and in-sync
+replicas it has and whether it has a leader. A snapshot's partitions come in
+runs (:mod:`.runs`: framed alike, one topic, one size); their values are
+(kraft-format.md, PartitionRecord v0-v2)::
+
+    frame, apiKey, version          3 bytes
+    partitionId, topicId            4 + 16
+    replicas, isr, removing, adding compact arrays of int32: a uvarint count + 1, then 4 bytes each
+    leader, leaderEpoch, partitionEpoch   3 x int32
+    directories (v1+)               compact array of uuid: a uvarint count + 1, then 16 bytes each
+    tagged fields                   uvarint count
+
+The first record's count bytes give a layout; one ``struct`` call reads, for
+every record of the run, each count byte where that layout puts it, the
+leader, and the byte that ends the value. If every record repeats the
+first's counts (read as one-byte uvarints, none null), its directories
+count is 0 or the replica count, and it has no tagged fields, every record
+decodes exactly as the plain decoder reads it and folds to a partition with
+those counts: anything else returns None and the caller folds record by
+record.
+"""
+
+from __future__ import annotations
+
+import struct
+
+_UNPACKERS: dict[tuple, tuple] = {}   # (layout, n) -> (read counts, expected, read leaders)
+_LAST: dict = {}                          # run shape -> the layout its last run had
+
+
+def run_counts(buf, pos: int, shape, n: int) -> "tuple[int, int, tuple] | None":
+    """``(replicas, isr, leaders)`` of the ``n`` PartitionRecords of the run
+    ``shape`` at ``buf[pos:]`` (their replica and ISR counts, the same for
+    all, and each one's leader), or None when they do not all share the
+    first one's simple layout."""
+    # a topic's runs mostly have the layout of the last topic's of the same shape:
+    # checked on every record, it needs no reading of the first (-40% for `summary`)
+    layout = _LAST.get(shape)
+    if layout is not None:
+        counts = _check(buf, pos, n, layout)
+        if counts is not None:
+            return counts
+    layout = _layout(buf, pos, shape)
+    if layout is None:
+        return None
+    if len(_LAST) >= 4096:
+        _LAST.clear()
+    _LAST[shape] = layout
+    return _check(buf, pos, n, layout)
+
+
+def _check(buf, pos: int, n: int, layout: tuple) -> "tuple[int, int, tuple] | None":
+    """The counts of the ``n`` records at ``pos`` if every one has ``layout``:
+    one call reads every count byte and one comparison checks them all,
+    one call reads the leaders."""
+    key = (layout, n)
+    readers = _UNPACKERS.get(key)
+    if readers is None:
+        if len(_UNPACKERS) >= 4096:
+            _UNPACKERS.clear()
+        counts_row, leader_row, expected = layout
+        readers = _UNPACKERS[key] = (struct.Struct(">" + counts_row * n).unpack_from,
+                                     expected * n,
+                                     struct.Struct(">" + leader_row * n).unpack_from)
+    if readers[0](buf, pos) != readers[1]:
+        return None
+    expected = layout[2]
+    return expected[0] - 1, expected[1] - 1, readers[2](buf, pos)
+
+
+def _layout(buf, pos: int, shape) -> "tuple[str, tuple] | None":
+    """The first record's layout: a struct row reading its count bytes (its
+    four arrays', its directories' (v1+), its tagged fields'), one reading
+    its leader, and the count bytes every record must have."""
+    body = pos + shape.value + 3            # after frame, apiKey, version
+    end = pos + shape.value + shape.value_length   # the end of the value
+    at = body + 20                          # after partitionId and topicId
+    fields = []                             # (position, value the others repeat)
+    for _ in range(4):                      # replicas, isr, removingReplicas, addingReplicas
+        c = buf[at]
+        if not 0 < c < 0x80:                # null, or a wider uvarint: not this path
+            return None
+        fields.append((at, c))
+        at += 1 + 4 * (c - 1)
+        if at >= end:
+            return None
+    replicas = fields[0][1] - 1
+    leader = at
+    at += 12                                # leader, leaderEpoch, partitionEpoch
+    if at >= end:
+        return None
+    if shape.version >= 1:                  # directories
+        c = buf[at]
+        if not 0 < c < 0x80 or c - 1 not in (0, replicas):
+            return None
+        fields.append((at, c))
+        at += 1 + 16 * (c - 1)
+    if at >= end:
+        return None
+    if at != end - 1 or buf[at] != 0:       # no tagged fields, and nothing after them
+        return None
+    fields.append((at, 0))
+    # two rows: the count bytes (the arrays', the directories' (v1+), the tagged
+    # fields'), and the leader
+    return (_row([p for p, _ in fields], "B", pos, shape.size), _row([leader], "i", pos, shape.size),
+            tuple(v for _, v in fields))
+
+
+def _row(positions: list, code: str, pos: int, size: int) -> str:
+    """A struct row reading ``code`` at each of ``positions`` of a record of
+    ``size`` bytes at ``pos``."""
+    row, cursor = [], pos
+    for p in positions:
+        row.append(f"{p - cursor}x{code}" if p > cursor else code)
+        cursor = p + struct.calcsize(code)
+    row.append(f"{pos + size - cursor}x")
+    return "".join(row)
