@@ -90,6 +90,13 @@ class Session(ImageSession):
         self.root = build_root(self.image, show_secrets=show_secrets, local=self._local(),
                                times=self.times)
 
+    def close(self) -> None:
+        """Free the loaded cluster now (see :meth:`ReplayEngine.close`): for a
+        program that loads many, such as a Spark worker. The session is not
+        used again."""
+        self.root = None
+        self.engine.close()
+
     def _local(self) -> dict:
         plan = self.plan
         meta = plan.meta_properties or {}

@@ -278,3 +278,26 @@ class TestSessionFacade:
         s = open_session(path)
         assert cat(s.root, "/local/source") == str(path)
         assert cat(s.root, "/local/counts")["recordsApplied"] == 1
+
+
+def test_close_frees_the_cluster_without_a_collection():
+    """A program that loads cluster after cluster (a Spark worker) frees each
+    one at close, by reference counting: no cycle is left for a cyclic
+    collection to walk."""
+    import gc
+    import weakref
+    from pathlib import Path
+    example = Path(__file__).resolve().parents[1] / "examples" / "cluster"
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        s = open_session(example)
+        s.summary()
+        s.root.child("topics").children()
+        refs = [weakref.ref(s.image), weakref.ref(s.engine), weakref.ref(s)]
+        s.close()
+        del s
+        assert [r() is None for r in refs] == [True, True, True]
+    finally:
+        if was:
+            gc.enable()

@@ -329,6 +329,17 @@ class ReplayEngine:
                                  for r in recs)
         return out
 
+    def close(self) -> None:
+        """Let go of the image and the files. The image's topics call back into
+        the engine (folding), so engine and image hold each other: dropping
+        them here frees a whole cluster at once by reference counting, where a
+        cyclic collection would walk millions of objects first. A closed
+        engine is not used again."""
+        self.image = None
+        self.store = None
+        self._rules = {}
+        self._fold = self._resolve = None
+
     def finish(self) -> None:
         """End of input: an open transaction is dropped, as Kafka does."""
         if self._txn is not None:

@@ -12,7 +12,6 @@ its error is a problem in its ``clusters`` row.
 
 from __future__ import annotations
 
-import gc
 import json
 from dataclasses import dataclass
 
@@ -182,11 +181,10 @@ def image_table_rows(table: str, cluster: str, options: Options):
     try:
         yield from image_rows.ROWS[table](session)
     finally:
-        # the image holds reference cycles (topics -> the engine's fold); without a
-        # collection here a reused Python worker piles up the clusters it has read
-        # (bench/spark.py: 4 large clusters in a row peak at 1.2 GiB instead of 0.5)
-        del session
-        gc.collect()
+        # freed at once (a reused Python worker would pile up the clusters it has
+        # read); not by gc.collect(), which walked every object of the cluster
+        # first: a third of the workers' time in bench/spark.py
+        session.close()
 
 
 def _kind(cluster: str) -> str | None:
