@@ -245,7 +245,8 @@ class FileReader:
                         # this record and the topic's next partitions, alike, as one
                         # entry (only if the next record opens with the same length
                         # byte and names the same topic: a controller's changes rarely
-                        # come two alike, and a failed match costs 4 times this test)
+                        # come two alike; the test saves failed matches, -9%
+                        # instructions per batch of a controller's log)
                         n = 0
                         if i < total and buf[pos] == buf[at] and (
                                 buf[pos + vstart - at + 7:pos + vstart - at + 23]
@@ -266,9 +267,10 @@ class FileReader:
                     if deferring and api == 2 and fv == 1 and version == 0:
                         # A TopicRecord: its name (a compact string of one-byte length)
                         # and id, and nothing else, as its decoder reads them, kept as
-                        # a ref with them, not a Record; then its partitions, most
-                        # likely shaped as the last topic's, as one run entry (-15%
-                        # instructions per record reading a snapshot)
+                        # a ref with them, not a Record (-9% instructions per record
+                        # loading a snapshot); then its partitions, most likely shaped
+                        # as the last topic's, as one run entry, matched right here
+                        # (-7% reader time per topic)
                         nb = buf[vstart + 3]
                         if 0 < nb < 0x80 and vlen == nb + 20 and buf[vstart + vlen - 1] == 0:
                             try:

@@ -82,10 +82,9 @@ class PartitionRun:
         before = (re.escape(head[:lb]) + rb"." + _varint_pattern(tw) + _varint_pattern(db)
                   + rb"\x01" + re.escape(vlen_and_frame) + rb".{4}")   # ... partitionId
         after = rb".{%d}\x00" % (body - 20)                              # the rest, no headers
-        # the first record names the topic, the others repeat it (possessive: a run
-        # never gives records back, so no backtracking state is kept per record)
+        # the first record names the topic, the others repeat it
         self.pattern = re.compile(before + rb"(.{16})" + after
-                                  + rb"(?:" + before + rb"\1" + after + rb")*+", re.DOTALL)
+                                  + rb"(?:" + before + rb"\1" + after + rb")*", re.DOTALL)
         self.topic_at = k + 7                           # where the topic id starts in a record
         # per record: attributes, timestamp delta, offset delta, partitionId; for n
         # records the same n times over, one struct per n (kept: a cluster's topics
