@@ -206,3 +206,16 @@ def test_metashell_works_without_the_spark_extra():
     assert proc.stderr.startswith("kafka-metadata-fleet: 1 cluster(s) below")
     assert proc.stderr.splitlines()[-1].startswith(
         "kafka-metadata-fleet: the fleet report needs the spark extra (pip install 'metashell[spark]')")
+
+
+def test_clusters_are_read_largest_first(tmp_path):
+    """Spark starts a source's tasks in partition order: the biggest clusters
+    go first so that no long task is left for the end (no Spark needed)."""
+    from metashell.spark.source import KraftMetadataReader, Options
+    for name in ("a-small", "b-big", "c-mid"):
+        shutil.copytree(EXAMPLE, tmp_path / name)
+    # a file the loader ignores makes a cluster bigger on disk
+    (tmp_path / "c-mid" / "notes.txt").write_bytes(b"x" * 10)
+    (tmp_path / "b-big" / "notes.txt").write_bytes(b"x" * 1000)
+    reader = KraftMetadataReader([str(tmp_path)], Options.parse({"table": "clusters"}), None)
+    assert [os.path.basename(p.cluster) for p in reader.partitions()] == ["b-big", "c-mid", "a-small"]

@@ -40,6 +40,17 @@ def clusters(path: str) -> list[str]:
     return sorted(dict.fromkeys(found))
 
 
+def size(cluster: str) -> int:
+    """Bytes of a cluster's files (0 if it cannot be listed): how long its task runs."""
+    try:
+        if not os.path.isdir(cluster):
+            return os.path.getsize(cluster)
+        return sum(os.path.getsize(os.path.join(top, f))
+                   for top, _, files in os.walk(cluster) for f in files)
+    except OSError:
+        return 0
+
+
 def _below(path: str) -> list[str]:
     if not os.path.isdir(path):
         inputs.classify(Path(path))   # a missing or non-metadata file: its one-line error

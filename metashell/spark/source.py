@@ -114,8 +114,10 @@ class KraftMetadataReader(DataSourceReader):
 
     def partitions(self) -> list[InputPartition]:
         out: list[InputPartition] = []
-        found = (c for path in self.paths for c in discover.clusters(path))
-        for cluster in dict.fromkeys(found):
+        found = dict.fromkeys(c for path in self.paths for c in discover.clusters(path))
+        # largest first: Spark starts tasks in this order, so the long ones do not
+        # come last and leave the other cores idle at the end
+        for cluster in sorted(found, key=discover.size, reverse=True):
             cid = cluster_id(cluster)
             if self.options.table != "records":
                 out.append(ClusterPartition(cluster, cid))
