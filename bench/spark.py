@@ -5,7 +5,8 @@ writer by ``_util.metadata_logdir``): ``--small`` clusters of 150-4,800
 partitions with logs of 2,000-8,000 small batches, and ``--large``
 clusters of 120,000-300,000 partitions (128 by default: the loop must take
 over a minute for the target to apply; generating them takes about 40
-seconds each, once, then they are cached) with logs of 50,000 small batches,
+seconds each, two at a time, once, then they are cached) with logs of
+50,000 small batches,
 each a metadata log dir as Kafka leaves it (snapshot in 8 MiB batches, the
 log after it). Each measurement runs in a fresh process:
 
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import random
 import subprocess
@@ -51,24 +53,32 @@ TARGET_RATIO = 0.8
 
 def make_fleet(small: int, large: int) -> Path:
     """The fleet folder: links to clusters generated once into a shared pool
-    (cluster i is the same in every fleet size)."""
+    (cluster i is the same in every fleet size), two at a time."""
     pool = OUT_DIR / f"clusters-g{GENERATOR_VERSION}"
     fleet = OUT_DIR / f"fleet-g{GENERATOR_VERSION}-{small}s-{large}l"
     rng = random.Random(7)
-    names = []
+    names, jobs = [], []
     for i in range(small):
         names.append(f"small-{i:03d}")
-        metadata_logdir(pool / names[-1], rng.randrange(50, 400), rng.randrange(3, 13),
-                        log_batches=rng.randrange(2000, 8000), seed=100 + i)
+        jobs.append((pool / names[-1], rng.randrange(50, 400), rng.randrange(3, 13),
+                     rng.randrange(2000, 8000), 100 + i))
     for i in range(large):
         topics, partitions = LARGE_SHAPES[i % len(LARGE_SHAPES)]
         names.append(f"large-{i:02d}")
-        metadata_logdir(pool / names[-1], topics, partitions, log_batches=LARGE_LOG, seed=10 + i)
+        jobs.append((pool / names[-1], topics, partitions, LARGE_LOG, 10 + i))
+    missing = [job for job in jobs if not job[0].exists()]
+    if missing:
+        with multiprocessing.get_context("spawn").Pool(2) as workers:
+            workers.starmap(_generate, missing, chunksize=1)
     fleet.mkdir(parents=True, exist_ok=True)
     for name in names:
         if not (fleet / name).exists():
             (fleet / name).symlink_to(pool / name, target_is_directory=True)
     return fleet
+
+
+def _generate(path: Path, topics: int, partitions: int, log_batches: int, seed: int) -> None:
+    metadata_logdir(path, topics, partitions, log_batches=log_batches, seed=seed)
 
 
 def _clusters(fleet: Path) -> list[Path]:
