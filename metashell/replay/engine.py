@@ -9,10 +9,12 @@ Partition records are not decoded here. From a reader of the engine's
 :class:`~metashell.loader.store.RecordStore` they arrive deferred, as
 ``(ref, apiKey, partitionId, raw topic id)``, or a topic's partitions as one
 run ``(first ref, apiKey, run shape, partition ids, raw topic id)``, and only
-the ``ref`` (an int) is filed under each partition; a lazy :class:`Record`
-is filed as it is.
+the ``ref`` (an int) is filed under each partition (a run is kept by its
+topic until someone looks); a lazy :class:`Record` is filed as it is.
 :meth:`ReplayEngine.fold_partition` decodes and merges a partition's
-records when the partition is looked at.
+records when the partition is looked at. TopicRecords arrive as ``(ref, 2,
+name, raw topic id, offset, timestamp)``; the topic's history keeps the ref
+(``Image.records`` reads it back).
 
 Metadata transactions (Begin/End/AbortTransactionRecord) buffer records and
 apply them at End; Abort, or the end of input, drops them. A snapshot
@@ -22,8 +24,8 @@ point in the log (time travel).
 ``on_change`` (None unless set) is called as ``on_change(key, rec)`` with the
 entity key (as in ``Image.history``; ``("partition", topic id, partition id)``
 for partition records) of each record applied through the general path, for
-``watch`` in live mode. Deferred partition records (the fast path of a file
-load) do not call it: a live session reads fetched batches without deferral.
+``watch`` in live mode. Deferred records (the fast path of a file load) do
+not call it: a live session reads fetched batches without deferral.
 """
 
 from __future__ import annotations
