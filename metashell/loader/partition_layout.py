@@ -27,7 +27,6 @@ from __future__ import annotations
 import struct
 
 _UNPACKERS: dict[tuple, tuple] = {}   # (layout, n) -> (read counts, expected, read leaders)
-_LAST: dict = {}                          # run shape -> the layout its last run had
 
 
 def run_counts(buf, pos: int, shape, n: int) -> "tuple[int, int, tuple] | None":
@@ -37,7 +36,7 @@ def run_counts(buf, pos: int, shape, n: int) -> "tuple[int, int, tuple] | None":
     first one's simple layout."""
     # a topic's runs mostly have the layout of the last topic's of the same shape:
     # checked on every record, it needs no reading of the first (-40% for `summary`)
-    layout = _LAST.get(shape)
+    layout = shape.counts_layout
     if layout is not None:
         counts = _check(buf, pos, n, layout)
         if counts is not None:
@@ -45,9 +44,7 @@ def run_counts(buf, pos: int, shape, n: int) -> "tuple[int, int, tuple] | None":
     layout = _layout(buf, pos, shape)
     if layout is None:
         return None
-    if len(_LAST) >= 4096:
-        _LAST.clear()
-    _LAST[shape] = layout
+    shape.counts_layout = layout
     return _check(buf, pos, n, layout)
 
 

@@ -373,14 +373,10 @@ class FileReader:
         run, spec, decoder = last
         if ref_base is None or h.is_control:
             return self._eager_run(run, h, buf, pos, end, limit, spec, decoder, out)
-        m = run.pattern.match(buf, pos, end)
-        if m is None:
-            return 0
-        n = min((m.end() - pos) // run.size, limit)
-        if n < MIN_RUN:
-            return 0
-        out.append((ref_base + pos - payload, run.api, run, run.pid_unpacker(n)(buf, pos),
-                    m.group(1)))
+        n = run.match(buf, pos, end, limit)
+        if n:
+            out.append((ref_base + pos - payload, run.api, run, run.pid_unpacker(n)(buf, pos),
+                        bytes(buf[pos + run.topic_at:pos + run.topic_at + 16])))
         return n
 
     def _eager_run(self, run: PartitionRun, h: BatchHeader, buf, pos: int, end: int, limit: int,

@@ -94,6 +94,8 @@ class PartitionRun:
         # per record only partitionId: what a deferred run keeps
         self.pid_row = f"{k + 3}xi{size - k - 7}x"
         self.pid_structs: dict[int, Callable] = {}
+        # the layout partition_layout.run_counts last found in runs of this shape
+        self.counts_layout: tuple | None = None
 
     @staticmethod
     def key(buf, rstart: int, k: int, size: int) -> tuple:

@@ -34,11 +34,10 @@ def summarize(image, engine, counts: dict, times=None) -> dict:
     except (KeyError, TypeError, ValueError):
         cluster_min_isr = DEFAULT_MIN_ISR
     partitions = under_replicated = offline = under_min_isr = 0
-    run_counts = getattr(engine, "run_counts", None)
     negative = (0).__gt__
     for topic in image.topics.values():
         min_isr = _min_isr(image, topic.name, cluster_min_isr)
-        runs = run_counts(topic) if run_counts is not None else None
+        runs = engine.run_counts(topic)
         if runs is not None:   # a snapshot's topic: counted from the bytes, run by run
             for n, replicas, isr, leaders in runs:
                 partitions += n
