@@ -107,6 +107,8 @@ class BatchScanner:
     padding), ``"tail"`` (17 or fewer trailing bytes), or ``"corrupt"``
     (stopped at damage); ``end_position`` is where valid data ends and
     ``problems`` lists the damage that was skipped (``skip=True``).
+    A consumer that read past the batch just yielded sets ``resume`` to
+    where it stopped; the scan goes on from there.
     """
 
     def __init__(self, buf, path, *, verify_crc: bool = True, skip: bool = False,
@@ -120,6 +122,7 @@ class BatchScanner:
         self.end_reason: str | None = None
         self.end_position = start
         self.problems: list[CorruptDataError] = []
+        self.resume = 0
 
     def _damage(self, pos: int, expected: str, offset: int | None) -> CorruptDataError:
         return CorruptDataError(self.path, pos, expected, offset)
@@ -183,4 +186,4 @@ class BatchScanner:
                     self.end_reason = "corrupt"
                     raise err
             yield header
-            pos = batch_end
+            pos = batch_end if batch_end >= self.resume else self.resume

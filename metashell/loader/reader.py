@@ -24,6 +24,10 @@ from . import catalog
 from .batch import HEADER_SIZE, LOG_OVERHEAD, BatchHeader, BatchScanner
 from .compression import decompress
 from .framing import frame, headers
+from .noop_runs import BATCH_LENGTH as NOOP_BATCH_LENGTH
+from .noop_runs import BATCH_SIZE as NOOP_BATCH_SIZE
+from .noop_runs import NoOpRun
+from .noop_runs import match as noop_run
 from .primitives import INT16, read_varint
 from .records import CONTROL, METADATA, RESOLVED, Record, fill_metadata
 from .runs import MIN_RUN, PartitionRun, run_after
@@ -41,7 +45,10 @@ class Batch:
     ``(first ref, apiKey, run shape, partition ids, raw topic id)`` for all
     of them (the shape, a :class:`~.runs.PartitionRun`, tells their size and
     layout: :func:`deferred_refs`, :func:`deferred_records`). A TopicRecord
-    is ``(ref, 2, name, raw topic id, offset, timestamp)``.
+    is ``(ref, 2, name, raw topic id, offset, timestamp)``. Consecutive
+    batches of one NoOpRecord each (a controller's heartbeats,
+    :mod:`.noop_runs`) come as one batch whose header spans them and whose
+    ``records`` is a :class:`~.noop_runs.NoOpRun`.
     """
 
     header: BatchHeader
@@ -135,7 +142,18 @@ class FileReader:
                                skip=self.skip_damage)
         try:
             file_no = -1 if self.defer is None else self.defer
+            buf, noops = self.buf, self.defer is not None
+            view = memoryview(buf) if noops else None
             for header in scanner:
+                if noops and header.length == NOOP_BATCH_LENGTH and header.count == 1:
+                    found = noop_run(buf, view, header.position, scanner.stop, self.verify_crc)
+                    if found is not None:
+                        end, spanning = found
+                        scanner.resume = end
+                        self.batch_positions.extend(range(header.position, end, NOOP_BATCH_SIZE))
+                        yield Batch(spanning, NoOpRun(buf, header.position, end, self._batch_of),
+                                    file_no)
+                        continue
                 try:
                     records = self._records(header)
                 except CorruptDataError as err:
@@ -193,6 +211,12 @@ class FileReader:
                     gc.freeze()
                     gc.unfreeze()
                 gc.enable()
+
+    def _batch_of(self, h: BatchHeader) -> Batch:
+        """One batch of a :class:`~.noop_runs.NoOpRun`, read again (its
+        position is already listed)."""
+        return Batch(h, self._parse(h, self.buf, h.position + HEADER_SIZE, h.end),
+                     -1 if self.defer is None else self.defer)
 
     def record_at(self, h: BatchHeader, buf, start: int, pos: int, end: int, *,
                   lazy: bool = False) -> Record:
