@@ -266,3 +266,28 @@ def test_topic_records_the_fast_path_does_not_take(tmp_path):
     s = open_session(path)
     assert s.root.child("topics").children() == sorted(["renamed", "tagged", "tópico-ü"])
     assert [h["type"] for h in s.changes("/topicIds/" + b)] == ["TopicRecord", "RemoveTopicRecord"]
+
+
+def test_changes_kept_beside_runs_are_filed_after_them(tmp_path):
+    """Changes of partitions still in runs, a change of a partition the runs
+    do not hold, partitions added by a later run and changed again, a topic
+    re-created with the same id: the same partitions, histories and problems
+    as record by record, at every point of the log."""
+    a, b = uid(1), uid(2)
+    log = Log()
+    log.add(topic("a", a), *[partition(a, p) for p in range(4)],
+            topic("b", b), *[partition(b, p) for p in range(3)])
+    log.add(change(a, 1, leader=2), change(a, 7, leader=2), change(b, 0, isr=[1, 2]), change(a, 1, isr=[2]))
+    log.add(*[partition(a, p) for p in range(4, 8)])          # a later run: 4-7 (7 exists now)
+    log.add(change(a, 7, leader=3), change(a, 1, leader=1), change(a, 5, isr=[1]))
+    log.add(topic("b", b))                                     # the same id again (general path)
+    log.add(change(b, 0, leader=3), change(b, 2, leader=1))
+    path = log.write(tmp_path)
+    for cut in range(log.next_offset + 1):
+        eng = same_replay([path], until_offset=cut)
+    # a TopicRecord again makes the topic anew, without partitions (as the general path does)
+    assert [str(p) for p in eng.problems] == [
+        f"offset {o}: PartitionChangeRecord: unable to find partition {t}"
+        for o, t in ((10, f"{a}:7"), (21, f"{b}:0"), (22, f"{b}:2"))]
+    part = eng.image.topics[a].partition(1)
+    assert (part.leader, part.isr, part.partition_epoch) == (1, [2], 3)
