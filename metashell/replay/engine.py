@@ -94,7 +94,6 @@ class ReplayEngine:
         self._snapshot = None     # (end_offset - 1, timestamp) while applying a snapshot
         self._skip_before = -1    # log records with offset < this are covered by the snapshot
         self._rules: dict = {}    # record name -> bound _apply_<name> method (None: no rule)
-        self._raw_topics: dict = {}   # raw topic id -> topic of self.image (_topic_of)
 
     # -- feeding ------------------------------------------------------------------
 
@@ -103,7 +102,6 @@ class ReplayEngine:
         ``end_offset`` (exclusive, from the file name) and ``timestamp``
         (SnapshotHeader.LastContainedLogTimestamp) stamp its entities."""
         self.image = Image(resolver=self._resolve)
-        self._raw_topics = {}
         self._txn = None
         self._snapshot = (end_offset - 1 if end_offset is not None else None, timestamp)
         if end_offset is not None:
@@ -151,7 +149,6 @@ class ReplayEngine:
         # built from positional arguments: -23% engine time per snapshot topic)
         new_topics = new_partitions = new_changes = 0
         last_raw = last_topic = None
-        raw_topics = self._raw_topics
         for rec in records:
             if type(rec) is tuple:
                 # Deferred topic and partition records (a run of a topic's partitions,
@@ -162,10 +159,7 @@ class ReplayEngine:
                     n = len(rec)
                     if n == 5:   # a run
                         raw = rec[4]
-                        if raw == last_raw:
-                            t = last_topic
-                        else:
-                            t = raw_topics.get(raw) or self._topic_of(raw)
+                        t = last_topic if raw == last_raw else self.image.topics.get(UUID_TEXT[raw])
                         if rec[1] == 3 and t is not None:
                             t.add_run((rec[0], rec[2], rec[3]))
                             new_partitions += len(rec[3])
@@ -186,26 +180,24 @@ class ReplayEngine:
                         pending = (self._materialize(rec[0]),)
                     else:   # one partition record, filed here as _file_one would
                         raw = rec[3]
-                        if raw == last_raw:
-                            t = last_topic
-                        else:
-                            t = raw_topics.get(raw) or self._topic_of(raw)
+                        t = last_topic if raw == last_raw else self.image.topics.get(UUID_TEXT[raw])
                         if t is not None:
-                            if rec[1] == 5:
-                                if t.add_change(rec[2], rec[0]):
-                                    new_changes += 1
-                                    last_raw, last_topic = raw, t
-                                    continue
-                            else:
-                                partitions = t.partition_records
-                                pid = rec[2]
-                                cur = partitions.get(pid)
-                                if cur is None:
-                                    partitions[pid] = rec[0]
-                                elif type(cur) is list:
+                            partitions = t.partition_records
+                            pid = rec[2]
+                            cur = partitions.get(pid)
+                            if cur is not None:
+                                if type(cur) is list:
                                     cur.append(rec[0])
                                 else:
                                     partitions[pid] = [cur, rec[0]]
+                                if rec[1] == 3:
+                                    new_partitions += 1
+                                else:
+                                    new_changes += 1
+                                last_raw, last_topic = raw, t
+                                continue
+                            if rec[1] == 3:
+                                partitions[pid] = rec[0]
                                 new_partitions += 1
                                 last_raw, last_topic = raw, t
                                 continue
@@ -289,16 +281,6 @@ class ReplayEngine:
             image.history[key] = [ref]
         else:
             recs.append(ref)
-        return t
-
-    def _topic_of(self, raw: bytes) -> TopicState | None:
-        """The topic with the raw id ``raw``, remembered by its raw id: the
-        fast path looks a partition's topic up with one dict lookup (not two,
-        each a cache miss in a cluster's worth of topics: -0.2 s of a
-        500,000-change log)."""
-        t = self.image.topics.get(UUID_TEXT[raw])
-        if t is not None:
-            self._raw_topics[raw] = t
         return t
 
     def _count_fast(self, topics: int, partitions: int, changes: int) -> None:
@@ -397,7 +379,6 @@ class ReplayEngine:
         cyclic collection would walk millions of objects first. A closed
         engine is not used again."""
         self.image = None
-        self._raw_topics = {}
         self.store = None
         self._rules = {}
         self._fold = self._resolve = None
@@ -605,10 +586,8 @@ class ReplayEngine:
         t = TopicState(name, tid, (rec.offset, rec.timestamp), folder=self._fold,
                        resolver=self._resolve)
         self._history(("topic", tid), rec)
-        if old is not None:
-            self._raw_topics.clear()   # it may remember the old one
-            if old.name != name and self.image.topic_names.get(old.name) == tid:
-                del self.image.topic_names[old.name]
+        if old is not None and old.name != name and self.image.topic_names.get(old.name) == tid:
+            del self.image.topic_names[old.name]
         self.image.topics[tid] = t
         self.image.topic_names[name] = tid
 
@@ -649,7 +628,6 @@ class ReplayEngine:
             return
         tid = d["topicId"]
         t = self.image.topics.pop(tid, None)
-        self._raw_topics.clear()
         self._history(("topic", tid), rec)
         if t is None:
             raise ApplyError(f"unable to delete topic with id {tid}: no such topic found")

@@ -82,8 +82,7 @@ class PartitionState:
 class TopicState:
     """A topic and, per partition, the records that created or changed it."""
 
-    __slots__ = ("name", "topic_id", "change", "_partitions", "_runs", "_changes", "folder",
-                 "resolver")
+    __slots__ = ("name", "topic_id", "change", "_partitions", "_runs", "folder", "resolver")
 
     def __init__(self, name: str, topic_id: str, change: Change, partition_records=None,
                  folder: Callable | None = None, resolver: Callable | None = None):
@@ -95,10 +94,6 @@ class TopicState:
         # snapshot's topic costs one append until someone lists its partitions (-10%
         # instructions per record loading a snapshot, and no million-entry dicts)
         self._runs: list | None = None
-        # changes of partitions still in those runs, by partition, filed after them
-        # (a controller's change does not make its topic file its runs: -0.4 s of a
-        # 500,000-change log over a 1 M-partition snapshot)
-        self._changes: dict | None = None
         # set by the engine: folds a partition's records (reports undecodable ones)
         self.folder = folder
         # set by the engine: a partition's records as Record objects
@@ -109,15 +104,13 @@ class TopicState:
         """Partition id -> its records (PartitionRecord, PartitionChangeRecord,
         ClearElrRecord), oldest first: a list of records and deferred refs
         (ints), or one bare ref."""
-        if self._runs is not None or self._changes is not None:
+        if self._runs is not None:
             self._file_runs()
         return self._partitions
 
     def add_run(self, entry: tuple) -> None:
         """Keep a deferred run of this topic's PartitionRecords ``(first ref,
         run shape, partition ids)`` to file later, in order."""
-        if self._changes is not None:   # what came before is filed first
-            self._file_runs()
         if self._runs is None:
             self._runs = [entry]
         else:
@@ -126,41 +119,10 @@ class TopicState:
     def pending_runs(self) -> list | None:
         """The runs kept since the topic was created, when they are all its
         partition records (nobody has looked yet, nothing else was filed)."""
-        return self._runs if not self._partitions and self._changes is None else None
-
-    def add_change(self, pid: int, ref) -> bool:
-        """File a change (a deferred ref) of partition ``pid``, after what is
-        filed for it; False (nothing filed) if there is no such partition.
-        While all partitions are in small runs, kept beside them."""
-        runs = self._runs
-        if runs is not None and not self._partitions and len(runs) < 4:
-            for _, _, pids in runs:
-                if len(pids) > 64:
-                    break
-                if pid in pids:
-                    changes = self._changes
-                    if changes is None:
-                        self._changes = {pid: [ref]}
-                    elif (cur := changes.get(pid)) is None:
-                        changes[pid] = [ref]
-                    else:
-                        cur.append(ref)
-                    return True
-            else:
-                return False
-        partitions = self.partition_records
-        cur = partitions.get(pid)
-        if cur is None:
-            return False
-        if type(cur) is list:
-            cur.append(ref)
-        else:
-            partitions[pid] = [cur, ref]
-        return True
+        return self._runs if not self._partitions else None
 
     def _file_runs(self) -> None:
-        runs, self._runs = self._runs or (), None
-        changes, self._changes = self._changes, None
+        runs, self._runs = self._runs, None
         partitions = self._partitions
         for ref, shape, pids in runs:
             refs = range(ref, ref + len(pids) * shape.size, shape.size)
@@ -176,13 +138,6 @@ class TopicState:
                     cur.append(ref)
                 else:
                     partitions[pid] = [cur, ref]
-        if changes is not None:   # all of partitions just filed, and later than them
-            for pid, refs in changes.items():
-                cur = partitions[pid]
-                if type(cur) is list:
-                    cur.extend(refs)
-                else:
-                    partitions[pid] = [cur, *refs]
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, TopicState):
