@@ -147,7 +147,7 @@ class ReplayEngine:
         # the fast path's counts, added once per batch, and the topic it last created
         # or filed under, not looked up again for its partitions (with TopicState
         # built from positional arguments: -23% engine time per snapshot topic)
-        new_topics = new_partitions = new_changes = 0
+        new_topics = new_partitions = 0
         last_raw = last_topic = None
         for rec in records:
             if type(rec) is tuple:
@@ -178,29 +178,12 @@ class ReplayEngine:
                             last_raw, last_topic = rec[3], t
                             continue
                         pending = (self._materialize(rec[0]),)
-                    else:   # one partition record, filed here as _file_one would
+                    else:   # one partition record
                         raw = rec[3]
                         t = last_topic if raw == last_raw else self.image.topics.get(UUID_TEXT[raw])
-                        if t is not None:
-                            partitions = t.partition_records
-                            pid = rec[2]
-                            cur = partitions.get(pid)
-                            if cur is not None:
-                                if type(cur) is list:
-                                    cur.append(rec[0])
-                                else:
-                                    partitions[pid] = [cur, rec[0]]
-                                if rec[1] == 3:
-                                    new_partitions += 1
-                                else:
-                                    new_changes += 1
-                                last_raw, last_topic = raw, t
-                                continue
-                            if rec[1] == 3:
-                                partitions[pid] = rec[0]
-                                new_partitions += 1
-                                last_raw, last_topic = raw, t
-                                continue
+                        if t is not None and self._file_one(rec, t):
+                            last_raw, last_topic = raw, t
+                            continue
                         pending = (self._materialize(rec[0]),)
                 else:
                     pending = [self._materialize(ref) for ref in deferred_refs(rec)]
@@ -226,14 +209,14 @@ class ReplayEngine:
                     if self.until_offset is not None and rec.offset > self.until_offset:
                         # stopped inside the batch: the image is as of the last record applied
                         self.reached_limit = True
-                        self._count_fast(new_topics, new_partitions, new_changes)
+                        self._count_fast(new_topics, new_partitions)
                         if last is not None:
                             self.image.last_offset = max(self.image.last_offset, last.offset)
                             self.image.last_time = max(self.image.last_time, last.timestamp)
                         return False
                 last = rec
                 self.apply(rec, h)
-        self._count_fast(new_topics, new_partitions, new_changes)
+        self._count_fast(new_topics, new_partitions)
         if not in_snapshot and records:
             self.image.last_offset = max(self.image.last_offset, h.last_offset)
             self.image.last_time = max(self.image.last_time, h.max_timestamp)
@@ -283,13 +266,11 @@ class ReplayEngine:
             recs.append(ref)
         return t
 
-    def _count_fast(self, topics: int, partitions: int, changes: int) -> None:
+    def _count_fast(self, topics: int, partitions: int) -> None:
         if topics:
             self._count("TopicRecord", topics)
         if partitions:
             self._count("PartitionRecord", partitions)
-        if changes:
-            self._count("PartitionChangeRecord", changes)
 
     def _file_one(self, rec: tuple, t: TopicState) -> bool:
         """File one deferred partition record ``(ref, apiKey, partitionId, raw
