@@ -268,11 +268,11 @@ def test_topic_records_the_fast_path_does_not_take(tmp_path):
     assert [h["type"] for h in s.changes("/topicIds/" + b)] == ["TopicRecord", "RemoveTopicRecord"]
 
 
-def test_changes_kept_beside_runs_are_filed_after_them(tmp_path):
-    """Changes of partitions still in runs, a change of a partition the runs
-    do not hold, partitions added by a later run and changed again, a topic
-    re-created with the same id: the same partitions, histories and problems
-    as record by record, at every point of the log."""
+def test_changes_around_runs_replay_as_record_by_record(tmp_path):
+    """Changes of partitions a topic still keeps in runs, a change of a
+    partition the runs do not hold, partitions added by a later run and
+    changed again, a topic re-created with the same id: the same partitions,
+    histories and problems as record by record, at every point of the log."""
     a, b = uid(1), uid(2)
     log = Log()
     log.add(topic("a", a), *[partition(a, p) for p in range(4)],
