@@ -29,14 +29,20 @@ def open_baseline(session: Session, *, from_offset: int | None = None,
     gave (the rewound image gives none). ``rewinding=False`` always replays
     again (to check the rewound image against)."""
     if against is not None:
-        other = open_session(against)
-        return other.image, other.warnings
+        return _settled(open_session(against))
     if rewinding:
         image = _rewound(session, from_offset, from_time)
         if image is not None:
             return image, []
-    other = open_session(session.source, until_offset=from_offset, until_time=from_time)
-    return other.image, other.warnings
+    return _settled(open_session(session.source, until_offset=from_offset, until_time=from_time))
+
+
+def _settled(other: Session) -> tuple[Image, list[str]]:
+    """``other``'s image and warnings, its pending partition changes filed
+    first (replay/pending.py): the problems they have are its loading's."""
+    loaded = len(other.engine.problems)
+    other.engine.settle()
+    return other.image, other.warnings + other.new_problems(loaded)
 
 
 def _rewound(session: Session, offset: int | None, time: int | None) -> Image | None:

@@ -52,6 +52,7 @@ class ImageSession:
 
     def counts(self) -> dict:
         e = self.engine
+        e.settle()   # every pending partition change counted (replay/pending.py)
         return {"recordsApplied": e.applied, "recordsSkipped": e.skipped,
                 "recordsDropped": e.aborted, "byType": dict(sorted(e.by_type.items()))}
 

@@ -398,11 +398,28 @@ class TestPartitionChange:
         bad2 = log.add(change(T2, 0, leader=2))
         log.add(change(T1, 0, leader=2))
         s = session_of(tmp_path, log)
-        assert [p.offset for p in s.engine.problems] == [bad1, bad2]
+        # the log's changes are filed when needed (replay/pending.py): a topic's
+        # when its partitions are looked at, all of them for the counts
+        assert s.engine.problems == []
+        assert pdata(s, "foo", 0)["leader"] == 2
+        assert [p.offset for p in s.engine.problems] == [bad1]
         assert "unable to find partition" in problems(s)[0].lower()
         assert f"{T1}:5" in problems(s)[0]
-        assert pdata(s, "foo", 0)["leader"] == 2
         assert ls(s.root, "/topics/foo") == ["0", "id", "name"]
+        assert s.counts()["recordsSkipped"] == 2
+        assert [p.offset for p in s.engine.problems] == [bad1, bad2]
+
+    def test_unknown_partitions_reported_in_log_order_when_all_are_filed(self, tmp_path):
+        log = Log()
+        log.add(*self.base())
+        bad1 = log.add(change(T1, 5, leader=2))
+        bad2 = log.add(change(T2, 0, leader=2))
+        log.add(change(T1, 0, leader=2))
+        s = session_of(tmp_path, log)
+        assert s.counts()["byType"]["PartitionChangeRecord"] == 1
+        assert [p.offset for p in s.engine.problems] == [bad1, bad2]
+        assert f"{T1}:5" in problems(s)[0] and f"{T2}:0" in problems(s)[1]
+        assert pdata(s, "foo", 0)["leader"] == 2
 
     def test_change_after_a_topic_is_recreated(self, tmp_path):
         # the old partitions are gone with the re-created topic
@@ -411,6 +428,7 @@ class TestPartitionChange:
         log.add(topic("foo", T1))
         bad = log.add(change(T1, 0, leader=2))
         s = session_of(tmp_path, log)
+        assert ls(s.root, "/topics/foo") == ["id", "name"]
         assert [p.offset for p in s.engine.problems] == [bad]
 
 

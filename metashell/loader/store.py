@@ -59,6 +59,14 @@ class RecordStore:
         self._readers.append(reader)
         return reader
 
+    def buffer(self, file_no: int):
+        """The bytes file ``file_no`` was read from."""
+        return self._readers[file_no].buf
+
+    def searchable(self, file_no: int) -> bool:
+        """Whether file ``file_no``'s bytes can be searched (``find``)."""
+        return hasattr(self._readers[file_no].buf, "find")
+
     def file_numbers(self, paths) -> list[int]:
         """The numbers of the files opened from ``paths``."""
         wanted = {str(p) for p in paths}

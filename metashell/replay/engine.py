@@ -33,13 +33,15 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from ..loader.batch import ATTR_CODEC
 from ..loader.noop_runs import NoOpRun
-from ..loader.primitives import UUID_TEXT
+from ..loader.primitives import UUID_TEXT, uuid_from_str
 from ..loader.reader import deferred_records, deferred_refs
 from ..loader.records import CONTROL, UNDECODABLE, Record
 from ..loader.store import RecordStore, ref_file
 from .image import (BrokerState, ControllerState, Entity, Image, PartitionState,
                     TopicState)
+from .pending import PendingChanges
 
 MIGRATING_DIR = "AAAAAAAAAAAAAAAAAAAAAA"
 NO_LEADER_CHANGE = -2
@@ -48,6 +50,10 @@ CONFIG_TYPES = {0: "unknown", 2: "topic", 4: "broker", 8: "broker_logger",
 SCRAM_MECHANISMS = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
 TRANSACTION_RECORDS = frozenset(("BeginTransactionRecord", "EndTransactionRecord",
                                  "AbortTransactionRecord"))
+# records whose replay creates, changes or removes topics or partitions: pending
+# changes (replay/pending.py) are filed before any of them
+PARTITION_RECORDS = frozenset(("TopicRecord", "PartitionRecord", "PartitionChangeRecord",
+                               "RemoveTopicRecord", "ClearElrRecord"))
 # the start of a PartitionRecord / PartitionChangeRecord body: int32 partitionId, uuid topicId
 _PARTITION_KEY = struct.Struct(">i16s").unpack_from
 
@@ -94,6 +100,8 @@ class ReplayEngine:
         self._snapshot = None     # (end_offset - 1, timestamp) while applying a snapshot
         self._skip_before = -1    # log records with offset < this are covered by the snapshot
         self._rules: dict = {}    # record name -> bound _apply_<name> method (None: no rule)
+        # a log's partition changes, not yet filed (replay/pending.py)
+        self._changes = PendingChanges(self._file_topic, self.store.buffer)
 
     # -- feeding ------------------------------------------------------------------
 
@@ -101,6 +109,7 @@ class ReplayEngine:
         """Start applying a snapshot: all state is replaced by what it holds.
         ``end_offset`` (exclusive, from the file name) and ``timestamp``
         (SnapshotHeader.LastContainedLogTimestamp) stamp its entities."""
+        self.settle()   # counted and reported, as everything before the snapshot
         self.image = Image(resolver=self._resolve)
         self._txn = None
         self._snapshot = (end_offset - 1 if end_offset is not None else None, timestamp)
@@ -131,6 +140,14 @@ class ReplayEngine:
                 return False
             if h.last_offset < self._skip_before and not batch.is_control:
                 return True
+            if (self._txn is None and h.base_offset >= self._skip_before and records
+                    and all(type(r) is tuple and r[1] == 5 for r in records)
+                    and not h.attributes & ATTR_CODEC and self.on_change is None
+                    and self.store.searchable(batch.file_no)):
+                # only partition changes, as read from the file: kept, not filed
+                return self._defer_changes(h, records, batch.file_no)
+            if self._changes.batches and any(type(r) is tuple for r in records):
+                self.settle()   # topic or partition records follow the pending changes
             if h.base_offset < self._skip_before or (self.until_offset is not None
                                                     and h.last_offset > self.until_offset):
                 # the batch is cut: every record needs its own offset
@@ -242,6 +259,64 @@ class ReplayEngine:
                 return False
         return True
 
+    def _defer_changes(self, h, entries: list, file_no: int) -> bool:
+        """Keep a batch of deferred partition changes unfiled (see
+        replay/pending.py); where the time-travel limit falls inside it, only
+        those up to the limit, and stop."""
+        image = self.image
+        if self.until_offset is None or h.last_offset <= self.until_offset:
+            self._changes.add(file_no, h.position, h.end, entries)
+            image.last_offset = max(image.last_offset, h.last_offset)
+            image.last_time = max(image.last_time, h.max_timestamp)
+            return True
+        kept, last = [], None
+        for entry in entries:
+            for one in deferred_records(entry):
+                rec = self.store.record(one[0])
+                if rec.offset > self.until_offset:
+                    break
+                kept.append(one)
+                last = rec
+        self.reached_limit = True
+        if last is not None:
+            self._changes.add(file_no, h.position, h.end, kept)
+            image.last_offset = max(image.last_offset, last.offset)
+            image.last_time = max(image.last_time, last.timestamp)
+        return False
+
+    def settle(self) -> None:
+        """File every pending partition change, in log order."""
+        if self._changes.batches:
+            for entries in self._changes.take_all():
+                self._file_changes(entries, None)
+
+    def _file_topic(self, t: TopicState) -> None:
+        """File the pending changes of topic ``t`` (its partitions are being
+        looked at); all of them once searching costs more than that."""
+        changes = self._changes
+        changes.searched.add(t.topic_id)
+        self._file_changes(changes.take_topic(uuid_from_str(t.topic_id)), t)
+        if changes.over_budget():
+            self.settle()
+
+    def _file_changes(self, entries: list, topic: TopicState | None) -> None:
+        """File deferred change entries (None: taken already) as the fast
+        path of :meth:`apply_batch` would, under ``topic`` if given (they all
+        name it) or under the topic each names."""
+        topics, file_one = self.image.topics, self._file_one
+        last_raw = None
+        t = topic
+        for entry in entries:
+            if entry is None:
+                continue
+            if topic is None and entry[-1] != last_raw:
+                last_raw = entry[-1]
+                t = topics.get(UUID_TEXT[last_raw])
+            for one in (deferred_records(entry) if len(entry) == 5 else (entry,)):
+                if t is None or not file_one(one, t):
+                    # no such partition: reported (in its turn, not after the others)
+                    self._dispatch(self._materialize(one[0]), settle=False)
+
     def _new_topic(self, rec: tuple, stamp) -> TopicState | None:
         """Create a topic from a TopicRecord read on the fast path ``(ref, 2,
         name, raw topic id, offset, timestamp)`` as _apply_TopicRecord would,
@@ -256,7 +331,8 @@ class ReplayEngine:
             offset = stamp[0]
             if stamp[1]:
                 ts = stamp[1]
-        t = image.topics[tid] = TopicState(name, tid, (offset, ts), None, self._fold, self._resolve)
+        t = image.topics[tid] = TopicState(name, tid, (offset, ts), None, self._fold, self._resolve,
+                                           self._changes)
         image.topic_names[name] = tid
         key = ("topic", tid)
         recs = image.history.get(key)
@@ -361,6 +437,7 @@ class ReplayEngine:
         engine is not used again."""
         self.image = None
         self.store = None
+        self._changes = None
         self._rules = {}
         self._fold = self._resolve = None
 
@@ -390,8 +467,10 @@ class ReplayEngine:
             return
         self._dispatch(rec)
 
-    def _dispatch(self, rec: Record) -> None:
+    def _dispatch(self, rec: Record, settle: bool = True) -> None:
         name = rec.name
+        if settle and self._changes.batches and name in PARTITION_RECORDS:
+            self.settle()
         try:
             method = self._rules[name]
         except KeyError:
@@ -565,7 +644,7 @@ class ReplayEngine:
         tid, name = d["topicId"], d["name"]
         old = self.image.topics.get(tid)
         t = TopicState(name, tid, (rec.offset, rec.timestamp), folder=self._fold,
-                       resolver=self._resolve)
+                       resolver=self._resolve, pending=self._changes)
         self._history(("topic", tid), rec)
         if old is not None and old.name != name and self.image.topic_names.get(old.name) == tid:
             del self.image.topic_names[old.name]

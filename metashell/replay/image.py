@@ -82,10 +82,12 @@ class PartitionState:
 class TopicState:
     """A topic and, per partition, the records that created or changed it."""
 
-    __slots__ = ("name", "topic_id", "change", "_partitions", "_runs", "folder", "resolver")
+    __slots__ = ("name", "topic_id", "change", "_partitions", "_runs", "folder", "resolver",
+                 "pending")
 
     def __init__(self, name: str, topic_id: str, change: Change, partition_records=None,
-                 folder: Callable | None = None, resolver: Callable | None = None):
+                 folder: Callable | None = None, resolver: Callable | None = None,
+                 pending=None):
         self.name = name
         self.topic_id = topic_id
         self.change = change
@@ -98,12 +100,18 @@ class TopicState:
         self.folder = folder
         # set by the engine: a partition's records as Record objects
         self.resolver = resolver
+        # set by the engine: its log's partition changes not yet filed
+        # (replay/pending.py), some of which may be this topic's
+        self.pending = pending
 
     @property
     def partition_records(self) -> dict:
         """Partition id -> its records (PartitionRecord, PartitionChangeRecord,
         ClearElrRecord), oldest first: a list of records and deferred refs
         (ints), or one bare ref."""
+        pending = self.pending
+        if pending is not None and pending.batches and self.topic_id not in pending.searched:
+            pending.file_topic(self)
         if self._runs is not None:
             self._file_runs()
         return self._partitions
@@ -119,6 +127,9 @@ class TopicState:
     def pending_runs(self) -> list | None:
         """The runs kept since the topic was created, when they are all its
         partition records (nobody has looked yet, nothing else was filed)."""
+        pending = self.pending
+        if pending is not None and pending.batches and self.topic_id not in pending.searched:
+            pending.file_topic(self)
         return self._runs if not self._partitions else None
 
     def _file_runs(self) -> None:
