@@ -35,11 +35,12 @@ from . import __version__
 from .errors import MetashellError
 from .fs.entities import entity_path
 from .fs.tree import build_root
+from .gcpause import no_cyclic_gc
 from .loader.live import CommittedEvent, SnapshotEvent
 from .loader.reader import FileReader
 from .replay.describe import describe
 from .replay.engine import ReplayEngine
-from .session import ImageSession, _Loader, _no_cyclic_gc, _quorum_fallback
+from .session import ImageSession, _Loader, _quorum_fallback
 from .timefmt import iso_time
 
 BACKLOG = 10_000     # changes kept between catch-up and the first `watch`
@@ -165,7 +166,7 @@ class LiveSession(ImageSession):
         # the progress bar counts offsets: a snapshot's bytes stand for its offsets
         progress = None if self.progress is None else \
             (lambda done, total: self._report(event.end_offset * done // max(total, 1)))
-        with _no_cyclic_gc():
+        with no_cyclic_gc():
             _Loader(len(event.data), progress).apply_snapshot(
                 engine, event.source, event.end_offset, event.epoch, warnings, True,
                 buf=event.data)

@@ -9,9 +9,7 @@ a file with nothing readable at all is an error.
 
 from __future__ import annotations
 
-import gc
 import os
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
 
@@ -20,6 +18,7 @@ from .errors import CorruptDataError, InputError, MetashellError
 from .fs import paths
 from .fs.entities import entity_records
 from .fs.tree import build_root
+from .gcpause import no_cyclic_gc
 from .loader import inputs
 from .loader.append_times import SegmentAppendTimes
 from .loader.reader import FileReader
@@ -124,29 +123,8 @@ def open_session(path, *, until_offset: int | None = None, until_time: int | Non
                  progress: Callable[[int, int], None] | None = None) -> Session:
     """Load ``path`` (file or directory) and return its :class:`Session`.
     Raises :class:`MetashellError` (one-line message) if nothing can be read."""
-    with _no_cyclic_gc():
+    with no_cyclic_gc():
         return _open(path, until_offset, until_time, show_secrets, progress)
-
-
-@contextmanager
-def _no_cyclic_gc():
-    """Loading creates millions of long-lived objects and no garbage cycles; the
-    cyclic collector would rescan them again and again while they pile up (over
-    40% of the load time of a million-partition snapshot). Reference counting
-    still frees everything; the collector runs again afterwards.
-
-    On the way out, freeze + unfreeze moves what loading left in the young
-    generations straight to the oldest one (two list splices), instead of
-    letting the next collections walk millions of objects twice to promote them."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.unfreeze()
-        if was_enabled:
-            gc.enable()
 
 
 def _open(path, until_offset, until_time, show_secrets, progress) -> Session:

@@ -33,6 +33,9 @@ class Folding:
     def run_counts(self, topic):
         return None
 
+    def filed_run_counts(self, topic):
+        return [], list(topic.partition_records)
+
 
 def both(path: Path) -> tuple[dict, dict]:
     """(summary as the shell computes it, summary by folding every partition)."""
@@ -139,6 +142,59 @@ def test_changes_after_the_snapshot_are_folded(tmp_path):
     fast, folded = both(tmp_path)
     assert fast == folded
     assert (fast["underReplicatedPartitions"], fast["offlinePartitions"]) == (1, 1)
+
+
+changes = st.fixed_dictionaries({}, optional={
+    "isr": st.one_of(st.none(), st.lists(st.integers(1, 4), max_size=4, unique=True)),
+    "leader": st.sampled_from([-2, -1, 1, 3]),
+    "leaderRecoveryState": st.sampled_from([-1, 0, 1]),
+    "removingReplicas": st.lists(st.integers(1, 4), max_size=2, unique=True),
+    "addingReplicas": st.lists(st.integers(1, 4), max_size=2, unique=True),
+    "replicas": st.lists(st.integers(1, 4), min_size=1, max_size=4, unique=True),
+    "directories": st.lists(st.sampled_from(DIRS), max_size=4),
+    "eligibleLeaderReplicas": st.lists(st.integers(1, 4), max_size=2, unique=True),
+})
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(version=st.integers(0, 2),
+       log=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 2), changes), min_size=1, max_size=20))
+def test_changed_partitions_count_as_folding_does(tmp_path_factory, version, log):
+    """Partitions changed by the log after a snapshot (summary reads the
+    changes that touch only ISR, leader and the like from their bytes)."""
+    part = tmp_path_factory.mktemp("c") / "__cluster_metadata-0"
+    part.mkdir()
+    snapshot(part / "00000000000000000100-0000000003.checkpoint",
+             [topic_of(t, version, CASES["uniform"]) for t in range(2)])
+    w = LogWriter(100, 3, TS)
+    for p, v, fields in log:
+        if v < 1:
+            fields.pop("directories", None)
+        if v < 2:
+            fields.pop("eligibleLeaderReplicas", None)
+        w.batch([record("PartitionChangeRecord", v, partitionId=p, topicId=tid(p % 2), **fields)])
+    w.write(part / "00000000000000000100.log")
+    fast, folded = both(part.parent)
+    assert fast == folded
+
+
+def test_a_change_of_isr_and_leader_is_read_from_its_bytes():
+    from metashell.loader.framing import frame
+    from metashell.loader.partition_layout import change_counts
+    from metashell.loader.writer import encode_records
+
+    def counts(**fields):
+        payload, _ = encode_records([record("PartitionChangeRecord", 0, partitionId=1,
+                                            topicId=tid(1), **fields)])
+        _, _, _, _, _, _, vstart, vlen, _ = frame(payload, 0, len(payload), 0)
+        return change_counts(payload, vstart, vstart + vlen, 3, 7)
+
+    assert counts(isr=[1, 2]) == (2, 7)
+    assert counts(leader=-1) == (3, -1)
+    assert counts(leader=-2, isr=[4]) == (1, 7)
+    assert counts(isr=None, leaderRecoveryState=1, removingReplicas=[2]) == (3, 7)
+    assert counts(replicas=[1, 2]) is None          # the directories must be checked: folded
+    assert counts() == (3, 7)
 
 
 layouts = st.tuples(st.lists(st.integers(1, 5), min_size=0, max_size=4, unique=True),

@@ -27,7 +27,7 @@ from ..errors import CorruptDataError, RecordDecodeError
 from .batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
 from .compression import decompress
 from .framing import frame
-from .partition_layout import run_counts
+from .partition_layout import change_counts, run_counts
 from .reader import REF_BATCH_BITS, REF_POSITION_BITS, FileReader
 from .records import METADATA, Record, fill_metadata
 
@@ -97,6 +97,21 @@ class RecordStore:
         (:func:`~.partition_layout.run_counts`); None if they must be folded."""
         _, buf, start, _, _ = self._batch(ref >> REF_POSITION_BITS)
         return run_counts(buf, start + (ref & _POSITION_MASK), shape, n)
+
+    def change_counts(self, refs, isr: int, leader: int) -> "tuple[int, int] | None":
+        """``(isr, leader)`` after the PartitionChangeRecords ``refs`` (ints)
+        applied in turn to a partition with ``isr`` in-sync replicas and
+        ``leader``, read from their bytes (:func:`~.partition_layout.change_counts`);
+        None if they must be folded."""
+        for ref in refs:
+            if type(ref) is not int:
+                return None
+            _, buf, vstart, vend = self._value(ref)[:4]
+            counts = change_counts(buf, vstart, vend, isr, leader)
+            if counts is None:
+                return None
+            isr, leader = counts
+        return isr, leader
 
     def refs_after(self, offset: int, files) -> "Callable[[int], bool]":
         """A test for whether a ref of one of ``files`` (store file numbers of

@@ -82,8 +82,8 @@ class PartitionState:
 class TopicState:
     """A topic and, per partition, the records that created or changed it."""
 
-    __slots__ = ("name", "topic_id", "change", "_partitions", "_runs", "folder", "resolver",
-                 "pending")
+    __slots__ = ("name", "topic_id", "change", "_partitions", "_runs", "filed_runs", "folder",
+                 "resolver", "pending")
 
     def __init__(self, name: str, topic_id: str, change: Change, partition_records=None,
                  folder: Callable | None = None, resolver: Callable | None = None,
@@ -96,6 +96,7 @@ class TopicState:
         # snapshot's topic costs one append until someone lists its partitions (-10%
         # instructions per record loading a snapshot, and no million-entry dicts)
         self._runs: list | None = None
+        self.filed_runs: list | None = None   # the runs, once filed (summary reads their bytes)
         # set by the engine: folds a partition's records (reports undecodable ones)
         self.folder = folder
         # set by the engine: a partition's records as Record objects
@@ -134,6 +135,10 @@ class TopicState:
 
     def _file_runs(self) -> None:
         runs, self._runs = self._runs, None
+        if self.filed_runs is None:
+            self.filed_runs = runs
+        else:
+            self.filed_runs += runs
         partitions = self._partitions
         for ref, shape, pids in runs:
             refs = range(ref, ref + len(pids) * shape.size, shape.size)

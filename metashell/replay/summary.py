@@ -38,16 +38,18 @@ def summarize(image, engine, counts: dict, times=None) -> dict:
     for topic in image.topics.values():
         min_isr = _min_isr(image, topic.name, cluster_min_isr)
         runs = engine.run_counts(topic)
-        if runs is not None:   # a snapshot's topic: counted from the bytes, run by run
-            for n, replicas, isr, leaders in runs:
-                partitions += n
-                if isr < replicas:
-                    under_replicated += n
-                offline += sum(map(negative, leaders))
-                if isr < min_isr:
-                    under_min_isr += n
-            continue
-        for pid in topic.partition_records:
+        if runs is None:   # some partitions changed: the others still counted from runs
+            runs, others = engine.filed_run_counts(topic)
+        else:              # a snapshot's topic: counted from the bytes, run by run
+            others = ()
+        for n, replicas, isr, leaders in runs:
+            partitions += n
+            if isr < replicas:
+                under_replicated += n
+            offline += sum(map(negative, leaders))
+            if isr < min_isr:
+                under_min_isr += n
+        for pid in others:
             p = topic.partition(pid)
             if p is None:
                 continue
