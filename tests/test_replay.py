@@ -391,13 +391,18 @@ class TestPartitionChange:
         d = pdata(s, "foo", 0)
         assert d["eligibleLeaderReplicas"] == [2, 3] and d["lastKnownElr"] == []
 
-    def test_unknown_partition_is_a_problem(self, tmp_path):
+    def bad_changes(self, tmp_path):
+        """A session of a change of no partition, of no topic, then a good one;
+        and the offsets of the bad ones."""
         log = Log()
         log.add(*self.base())
         bad1 = log.add(change(T1, 5, leader=2))
         bad2 = log.add(change(T2, 0, leader=2))
         log.add(change(T1, 0, leader=2))
-        s = session_of(tmp_path, log)
+        return session_of(tmp_path, log), bad1, bad2
+
+    def test_unknown_partition_is_a_problem(self, tmp_path):
+        s, bad1, bad2 = self.bad_changes(tmp_path)
         # the log's changes are filed when needed (replay/pending.py): a topic's
         # when its partitions are looked at, all of them for the counts
         assert s.engine.problems == []
@@ -410,12 +415,7 @@ class TestPartitionChange:
         assert [p.offset for p in s.engine.problems] == [bad1, bad2]
 
     def test_unknown_partitions_reported_in_log_order_when_all_are_filed(self, tmp_path):
-        log = Log()
-        log.add(*self.base())
-        bad1 = log.add(change(T1, 5, leader=2))
-        bad2 = log.add(change(T2, 0, leader=2))
-        log.add(change(T1, 0, leader=2))
-        s = session_of(tmp_path, log)
+        s, bad1, bad2 = self.bad_changes(tmp_path)
         assert s.counts()["byType"]["PartitionChangeRecord"] == 1
         assert [p.offset for p in s.engine.problems] == [bad1, bad2]
         assert f"{T1}:5" in problems(s)[0] and f"{T2}:0" in problems(s)[1]
