@@ -426,21 +426,21 @@ class ReplayEngine:
                 continue
             replicas, isr, leaders = run
             get, size = partitions.get, shape.size
-            alone = [(pid, leader) for pid, leader, r in zip(pids, leaders, range(ref, ref + len(pids) * size, size))
-                     if get(pid) == r]
-            if alone:
-                counts.append((len(alone), replicas, isr, [leader for _, leader in alone]))
-                seen.update(pid for pid, _ in alone)
-            # partitions changed since (ISR and leader only): the changes' bytes too
-            changed: dict[int, list] = {}
+            by_isr: dict[int, list] = {}   # ISR count -> leaders of the partitions counted
             for pid, leader, r in zip(pids, leaders, range(ref, ref + len(pids) * size, size)):
                 cur = get(pid)
-                if type(cur) is list and cur[0] == r and pid not in seen:
+                if cur == r:               # the run's record alone
+                    n = isr
+                elif type(cur) is list and cur[0] == r:   # changed since: ISR and leader only?
                     after = change_counts(cur[1:], isr, leader)
-                    if after is not None:
-                        changed.setdefault(after[0], []).append(after[1])
-                        seen.add(pid)
-            counts.extend((len(lead), replicas, n, lead) for n, lead in changed.items())
+                    if after is None:
+                        continue
+                    n, leader = after
+                else:
+                    continue
+                by_isr.setdefault(n, []).append(leader)
+                seen.add(pid)
+            counts.extend((len(lead), replicas, n, lead) for n, lead in by_isr.items())
         return counts, [pid for pid in partitions if pid not in seen]
 
     def partition_fingerprints(self, partitions: dict, pids) -> dict:

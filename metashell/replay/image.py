@@ -110,9 +110,7 @@ class TopicState:
         """Partition id -> its records (PartitionRecord, PartitionChangeRecord,
         ClearElrRecord), oldest first: a list of records and deferred refs
         (ints), or one bare ref."""
-        pending = self.pending
-        if pending is not None and pending.batches and self.topic_id not in pending.searched:
-            pending.file_topic(self)
+        self._file_pending()
         if self._runs is not None:
             self._file_runs()
         return self._partitions
@@ -128,10 +126,14 @@ class TopicState:
     def pending_runs(self) -> list | None:
         """The runs kept since the topic was created, when they are all its
         partition records (nobody has looked yet, nothing else was filed)."""
+        self._file_pending()
+        return self._runs if not self._partitions else None
+
+    def _file_pending(self) -> None:
+        """File this topic's changes still pending in its log, if any may be."""
         pending = self.pending
         if pending is not None and pending.batches and self.topic_id not in pending.searched:
             pending.file_topic(self)
-        return self._runs if not self._partitions else None
 
     def _file_runs(self) -> None:
         runs, self._runs = self._runs, None
