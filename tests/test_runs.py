@@ -6,11 +6,15 @@ in test_index.py)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from metashell.loader.compression import LZ4, ZSTD
 from metashell.loader.primitives import uuid_from_str
 from metashell.loader.reader import FileReader
+from metashell.loader.store import RecordStore
 from metashell.loader.writer import LogWriter, Out, build_batch, encode_records, record, write_file
+from test_pending import deferred, eager, problems, shown
 from test_store import compare_file
 
 TS = 1_700_000_000_000
@@ -162,7 +166,67 @@ def test_deferred_reading_takes_a_topics_partitions_as_one_entry(tmp_path):
     p = tmp_path / "00000000000000000000.log"
     p.write_bytes(w.getvalue())
     entries = [e for b in RecordStore().open(p) for e in b.records]
-    assert [len(e) for e in entries] == [6, 5] * 3
-    for t, (topic, run) in enumerate(zip(entries[0::2], entries[1::2])):
+    # the first topic record by record; the next ones, framed as it was, each in one
+    # match with its partitions (runs.TopicRun), as one entry
+    assert [len(e) for e in entries] == [6, 5, 7, 7]
+    pairs = [(entries[0], entries[1])] + [(e[:6], e[6]) for e in entries[2:]]
+    for t, (topic, run) in enumerate(pairs):
         assert topic[1:4] == (2, f"t{t}", uuid_from_str(tid(t)))
         assert run[1] == 3 and run[3] == tuple(range(7)) and run[4] == uuid_from_str(tid(t))
+        assert topic[4] == 8 * t and run[0] - topic[0] == len(f"t{t}") + 28   # offset; record size
+
+
+# -- a TopicRecord and its partitions in one match (runs.TopicRun) --------------------------
+
+def topic_outs(plan: list, filler: int) -> list[Out]:
+    """``filler`` ConfigRecords (so that the topics' offset deltas take one,
+    two or three bytes), then per ``(name, partitions, how)`` of ``plan`` a
+    TopicRecord and its partitions, ``how`` spoiling the usual shape."""
+    outs = [record("ConfigRecord", resourceType=2, resourceName="x", name="k", value="v")] * filler
+    for t, (name, count, how) in enumerate(plan):
+        owner = t - 1 if how == "an-id-again" and t else t
+        topic = record("TopicRecord", name=name, topicId=tid(owner))
+        if how == "keyed":
+            topic = like(topic, key=b"k")
+        elif how == "later":
+            topic = like(topic, timestamp_delta=1000)       # a two-byte timestamp delta
+        elif how == "undecodable-name":                     # the same length, not UTF-8
+            body = bytearray(topic.encoded_value())
+            body[4:6] = b"\xff\xfe"
+            topic = Out(value=bytes(body))
+        outs.append(topic)
+        if how == "another-topic":                          # partitions that name another id
+            owner = t + 50
+        outs += [partition(owner, p) for p in range(count)]
+    return outs
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plan=st.lists(st.tuples(st.sampled_from(["ab", "cd", "e", "f\u00e9", "g" * 60]), st.integers(0, 4),
+                               st.sampled_from(["plain"] * 4 + ["keyed", "later", "undecodable-name",
+                                                                "another-topic", "an-id-again"])),
+                     min_size=1, max_size=25),
+       filler=st.sampled_from([0, 40, 8200]))
+def test_a_topic_with_its_partitions_in_one_match_is_read_as_record_by_record(tmp_path, plan, filler):
+    w = LogWriter(0, 3, TS)
+    w.batch(topic_outs(plan, filler))
+    p = tmp_path / "00000000000000000000.log"
+    p.write_bytes(w.getvalue())
+    compare_file(p)
+    a, b = deferred(p), eager(p)   # and the engine files them as it applies records one by one
+    assert (shown(a), problems(a)) == (shown(b), problems(b))
+
+
+def test_topics_after_the_first_are_each_one_match(tmp_path):
+    """Topics past the first: one entry each, but for a topic with too few
+    partitions for a run or with partitions of another id (the first topic
+    of a new name length is one entry too, made record by record)."""
+    plan = [("ab", 3, "plain"), ("cd", 3, "plain"), ("ef", 1, "plain"), ("gh", 3, "plain"),
+            ("ij", 3, "another-topic"), ("kl", 3, "plain"), ("mnop", 3, "plain"), ("qrst", 3, "plain")]
+    w = LogWriter(0, 3, TS)
+    w.batch(topic_outs(plan, 9000))
+    p = tmp_path / "00000000000000000000.log"
+    p.write_bytes(w.getvalue())
+    entries = [e for b in RecordStore().open(p) for e in b.records if type(e) is tuple]
+    assert [len(e) for e in entries] == [6, 5, 7, 6, 4, 7, 6, 5, 7, 7, 7]
+    assert compare_file(p) == 7 * 3 + 1

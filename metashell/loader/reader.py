@@ -15,7 +15,7 @@ import os
 import struct
 from array import array
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Iterator
 
@@ -30,7 +30,8 @@ from .noop_runs import NoOpRun
 from .noop_runs import match as noop_run
 from .primitives import INT16, read_varint
 from .records import CONTROL, METADATA, RESOLVED, Record, fill_metadata
-from .runs import MIN_RUN, PartitionRun, run_after
+from .runs import MIN_RUN, OFFSET_DELTAS, TIMESTAMP_DELTAS, PartitionRun, run_after, topic_run_after
+from .runs import key as topic_key
 
 
 @dataclass(slots=True)
@@ -45,7 +46,9 @@ class Batch:
     ``(first ref, apiKey, run shape, partition ids, raw topic id)`` for all
     of them (the shape, a :class:`~.runs.PartitionRun`, tells their size and
     layout: :func:`deferred_refs`, :func:`deferred_records`). A TopicRecord
-    is ``(ref, 2, name, raw topic id, offset, timestamp)``. Consecutive
+    is ``(ref, 2, name, raw topic id, offset, timestamp)``, or, when the run
+    of its partitions follows it, ``(ref, 2, name, raw topic id, offset,
+    timestamp, run entry)``: a snapshot's topic is then one entry. Consecutive
     batches of one NoOpRecord each (a controller's heartbeats,
     :mod:`.noop_runs`) come as one batch whose header spans them and whose
     ``records`` is a :class:`~.noop_runs.NoOpRun`.
@@ -136,6 +139,9 @@ class FileReader:
         self.batch_positions = array("q")
         self._saw_frame0 = False
         self._runs: dict = {}   # run shapes of partition records (loader/runs.py)
+        self._topic_shapes: dict = {}   # TopicRuns by their shape (loader/runs.py)
+        self._topic_runs: dict = {}     # TopicRuns by runs.key: the last of each
+        self._name_at = 0               # runs.key's name_at of the last TopicRun
 
     def __iter__(self):
         scanner = BatchScanner(self.buf, self.path, verify_crc=self.verify_crc,
@@ -249,9 +255,42 @@ class FileReader:
         total = h.count if count is None else count
         runs = self._runs
         last = None   # the last run's (shape, spec, decoder)
+        topic_runs, name_at = self._topic_runs, self._name_at if deferring else 0
         i = 0         # records read so far
         while i < total:
             at = pos  # where the record starts, for messages and refs
+            if name_at and pos + name_at < end:
+                # a TopicRecord and its partitions framed as a topic's before them,
+                # in one match (runs.TopicRun)
+                tr = topic_runs.get(name_at << 8 | buf[pos + name_at])
+                if tr is not None:
+                    m = tr.pattern.match(buf, pos, end)
+                    if m is not None:
+                        run = tr.run
+                        start = pos + tr.size
+                        n = (m.end() - start) // run.size
+                        if n >= total - i:
+                            n = total - i - 1
+                        ts, od, name, raw = m.groups()
+                        try:
+                            name = str(name, "utf-8")
+                        except UnicodeDecodeError:   # the per-record path says so
+                            n = 0
+                        if n >= MIN_RUN:
+                            # the offset delta: most of an 8 MiB batch's are 3 bytes, and
+                            # each is new, so read here rather than through a memo
+                            if len(od) == 3:
+                                u = (od[0] & 0x7F) | ((od[1] & 0x7F) << 7) | (od[2] << 14)
+                                offset = base + ((u >> 1) ^ -(u & 1))
+                            else:
+                                offset = base + OFFSET_DELTAS[od]
+                            unpack = run.pid_structs.get(n) or run.pid_unpacker(n)
+                            out.append((ref_base + pos - payload, 2, name, raw, offset,
+                                        base_ts + TIMESTAMP_DELTAS[ts] if append_ts is None else append_ts,
+                                        (ref_base + start - payload, 3, run, unpack(buf, start), raw)))
+                            pos = start + n * run.size
+                            i += n + 1
+                            continue
             rend, attributes, ts_delta, offset_delta, kpos, klen, vstart, vlen, hpos = frame(
                 buf, pos, end, payload)
             pos = rend
@@ -304,9 +343,8 @@ class FileReader:
                             except UnicodeDecodeError:   # undecodable: the general path says so
                                 name = None
                             if name is not None:
-                                out.append((ref_base + at - payload, 2, name,
-                                            bytes(buf[vstart + 3 + nb:vstart + 19 + nb]), base + offset_delta,
-                                            base_ts + ts_delta if append_ts is None else append_ts))
+                                raw = bytes(buf[vstart + 3 + nb:vstart + 19 + nb])
+                                ts = base_ts + ts_delta if append_ts is None else append_ts
                                 if last is not None and i < total:
                                     run = last[0]
                                     m = run.pattern.match(buf, pos, end)
@@ -314,10 +352,28 @@ class FileReader:
                                         n = min((m.end() - pos) // run.size, total - i)
                                         if n >= MIN_RUN:
                                             unpack = run.pid_structs.get(n) or run.pid_unpacker(n)
-                                            out.append((ref_base + pos - payload, 3, run,
-                                                        unpack(buf, pos), m.group(1)))
+                                            rid = m.group(1)
+                                            entry = (ref_base + pos - payload, 3, run, unpack(buf, pos),
+                                                     raw if rid == raw else rid)
                                             pos += n * run.size
                                             i += n
+                                            if rid == raw:   # the topic and its run as one entry
+                                                out.append((ref_base + at - payload, 2, name, raw,
+                                                            base + offset_delta, ts, entry))
+                                                # the next topics alike, at the loop's top
+                                                k = topic_key(vstart - at + 3, nb)
+                                                tr = topic_runs.get(k)
+                                                if tr is None or tr.run is not run:
+                                                    tr = topic_runs[k] = topic_run_after(
+                                                        self._topic_shapes, buf, at, vstart, run)
+                                                name_at = self._name_at = tr.name_at
+                                                continue
+                                            out.append((ref_base + at - payload, 2, name, raw,
+                                                        base + offset_delta, ts))
+                                            out.append(entry)
+                                            continue
+                                out.append((ref_base + at - payload, 2, name, raw,
+                                            base + offset_delta, ts))
                                 continue
                     ts = base_ts + ts_delta if append_ts is None else append_ts
                     if lazy:
@@ -474,18 +530,25 @@ class FileReader:
 _PARTITION_KEY = struct.Struct(">i16s").unpack_from   # int32 partitionId, uuid topicId
 
 
-def deferred_refs(entry: tuple) -> "range | tuple":
+def deferred_refs(entry: tuple) -> "range | list | tuple":
     """The refs of a deferred entry of :attr:`Batch.records`, in order."""
-    if len(entry) == 5:
+    n = len(entry)
+    if n == 5:
         return range(entry[0], entry[0] + len(entry[3]) * entry[2].size, entry[2].size)
+    if n == 7:
+        return [entry[0], *deferred_refs(entry[6])]
     return entry[:1]
 
 
 def deferred_records(entry: tuple) -> "Iterator[tuple]":
     """A deferred partition entry as ``(ref, apiKey, partitionId, raw topic
-    id)`` per record."""
-    if len(entry) == 5:
+    id)`` per record (a TopicRecord with its run: the TopicRecord's entry
+    without the run, then the run's)."""
+    n = len(entry)
+    if n == 5:
         return zip(deferred_refs(entry), repeat(entry[1]), entry[3], repeat(entry[4]))
+    if n == 7:
+        return chain((entry[:6],), deferred_records(entry[6]))
     return iter((entry,))
 
 # A deferred record's ref, from the high bits down: the file's number in its

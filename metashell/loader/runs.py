@@ -85,6 +85,7 @@ class PartitionRun:
         # the first record names the topic, the others repeat it
         self.pattern = re.compile(before + rb"(.{16})" + after
                                   + rb"(?:" + before + rb"\1" + after + rb")*", re.DOTALL)
+        self.before, self.after = before, after   # one record, around its topic id (TopicRun)
         self.topic_at = k + 7                           # where the topic id starts in a record
         # per record: attributes, timestamp delta, offset delta, partitionId; for n
         # records the same n times over, one struct per n (kept: a cluster's topics
@@ -135,3 +136,58 @@ def run_after(cache: dict, buf, rstart: int, k: int, size: int) -> PartitionRun:
     if run is None:
         run = cache[key] = PartitionRun(bytes(buf[rstart:rstart + k + 3]), k, size)
     return run
+
+
+class TopicRun:
+    """A TopicRecord and the run of its partitions after it, as one match.
+
+    A snapshot is topic after topic: a TopicRecord, then its partitions. Its
+    TopicRecords differ from one another in their offset delta, their name
+    and id, and little else: made from one that the reader's per-record path
+    took (``buf[at:]``, its value at ``vstart``) and the run shape of its
+    partitions, a TopicRun's pattern matches the next topic whose framing has
+    the same widths and whose name has the same length (so the same record
+    and value lengths, byte for byte), with a run of at least
+    :data:`MIN_RUN` partitions shaped as ``run`` that name the same topic id.
+    Each topic it matches is one the per-record path would read the same way.
+    """
+
+    def __init__(self, buf, at: int, vstart: int, run: PartitionRun):
+        head = bytes(buf[at:vstart + 4])              # up to the name's length byte
+        lb = _width(head, 0)                          # length
+        tw = _width(head, lb + 1)                     # timestamp delta
+        ow = _width(head, lb + 1 + tw)                # offset delta
+        k = vstart - at                               # where the value starts
+        name = head[-1] - 1                           # the name's bytes
+        self.run = run
+        self.name_at = k + 3                          # where the name's length byte is
+        self.size = k + 3 + 1 + name + 16 + 1 + 1     # value: ... name, id, tagged fields; headers
+        self.key = key(self.name_at, head[-1])
+        self.pattern = re.compile(
+            re.escape(head[:lb]) + rb"."                               # length, any attributes
+            + rb"(" + _varint_pattern(tw) + rb")(" + _varint_pattern(ow) + rb")"   # deltas
+            + rb"\x01" + re.escape(head[lb + 1 + tw + ow + 1:])         # null key, value length,
+            + rb"(.{%d})(.{16})\x00\x00" % name                         # frame header, name; id
+            + rb"(?:" + run.before + rb"\4" + run.after + rb"){%d,}" % MIN_RUN,   # the partitions
+            re.DOTALL)
+
+
+def topic_run_after(cache: dict, buf, at: int, vstart: int, run: PartitionRun) -> TopicRun:
+    """The :class:`TopicRun` of the TopicRecord at ``buf[at:]`` followed by
+    partitions shaped as ``run`` (made once per shape)."""
+    lb = _width(buf[at:at + 3], 0)
+    tw = _width(buf[at + lb + 1:at + lb + 12], 0)
+    ow = _width(buf[at + lb + 1 + tw:at + lb + 7 + tw], 0)
+    shape = (bytes(buf[at:at + lb]), tw, ow, bytes(buf[at + lb + 1 + tw + ow:vstart + 4]), run)
+    found = cache.get(shape)
+    if found is None:
+        if len(cache) >= 4096:
+            cache.clear()
+        found = cache[shape] = TopicRun(buf, at, vstart, run)
+    return found
+
+
+def key(name_at: int, name_length: int) -> int:
+    """What :class:`TopicRun` s are found by: where a TopicRecord's name
+    length byte is, and its value."""
+    return name_at << 8 | name_length

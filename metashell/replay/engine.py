@@ -179,7 +179,7 @@ class ReplayEngine:
                         raw = rec[4]
                         t = last_topic if raw == last_raw else self.image.topics.get(UUID_TEXT[raw])
                         if rec[1] == 3 and t is not None:
-                            t.add_run((rec[0], rec[2], rec[3]))
+                            t.add_run(rec)
                             new_partitions += len(rec[3])
                             last_raw, last_topic = raw, t
                             continue
@@ -189,13 +189,18 @@ class ReplayEngine:
                         file_one, materialize = self._file_one, self._materialize
                         pending = [materialize(one[0]) for one in deferred_records(rec)
                                    if t is None or not file_one(one, t)]
-                    elif n == 6:   # a TopicRecord
+                    elif n >= 6:   # a TopicRecord, and maybe the run of its partitions
                         t = self._new_topic(rec, stamp)
                         if t is not None:
                             new_topics += 1
+                            if n == 7:
+                                run = rec[6]
+                                t._runs = [run]   # TopicState.add_run, for a new topic
+                                new_partitions += len(run[3])
                             last_raw, last_topic = rec[3], t
                             continue
-                        pending = (self._materialize(rec[0]),)
+                        # the topic exists: its record (reported) and its partitions'
+                        pending = [self._materialize(ref) for ref in deferred_refs(rec)]
                     else:   # one partition record
                         raw = rec[3]
                         t = last_topic if raw == last_raw else self.image.topics.get(UUID_TEXT[raw])
@@ -324,7 +329,7 @@ class ReplayEngine:
         name, raw topic id, offset, timestamp)`` as _apply_TopicRecord would,
         if its id is new (None, nothing done, otherwise). Its history holds
         the ref. Not counted here (the caller counts a batch's at once)."""
-        ref, _, name, raw, offset, ts = rec
+        ref, name, raw, offset, ts = rec[0], rec[2], rec[3], rec[4], rec[5]
         tid = UUID_TEXT[raw]
         image = self.image
         if tid in image.topics or self.on_change is not None:
@@ -399,7 +404,7 @@ class ReplayEngine:
             return None
         out = []
         pids = set()
-        for ref, shape, run_pids in runs:
+        for ref, _, shape, run_pids, _ in runs:
             counts = self.store.run_counts(ref, shape, len(run_pids))
             if counts is None:
                 return None
@@ -420,7 +425,7 @@ class ReplayEngine:
         partitions = topic.partition_records
         counts, seen = [], set()
         change_counts = self.store.change_counts
-        for ref, shape, pids in topic.filed_runs or ():
+        for ref, _, shape, pids, _ in topic.filed_runs or ():
             run = self.store.run_counts(ref, shape, len(pids))
             if run is None:
                 continue

@@ -116,8 +116,9 @@ class TopicState:
         return self._partitions
 
     def add_run(self, entry: tuple) -> None:
-        """Keep a deferred run of this topic's PartitionRecords ``(first ref,
-        run shape, partition ids)`` to file later, in order."""
+        """Keep a deferred run of this topic's PartitionRecords, the reader's
+        entry ``(first ref, 3, run shape, partition ids, raw topic id)``, to
+        file later, in order."""
         if self._runs is None:
             self._runs = [entry]
         else:
@@ -142,7 +143,7 @@ class TopicState:
         else:
             self.filed_runs += runs
         partitions = self._partitions
-        for ref, shape, pids in runs:
+        for ref, _, shape, pids, _ in runs:
             refs = range(ref, ref + len(pids) * shape.size, shape.size)
             new = dict(zip(pids, refs))
             if len(new) == len(pids) and partitions.keys().isdisjoint(new):
