@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from metashell.loader.noop_runs import NoOpRun
+from metashell.loader.change_batches import ChangeBatch
 from metashell.loader.reader import FileReader, deferred_records, read_file
 from metashell.loader.primitives import UUID_TEXT
 from metashell.loader.store import RecordStore, ref_file
@@ -27,9 +27,11 @@ FIELDS = ("offset", "timestamp", "epoch", "kind", "name", "api_key", "version", 
 def entries_of(reader) -> list:
     """A deferred read's entries, a run as its records: ``(ref, apiKey,
     partitionId, raw topic id)`` each; a run of heartbeat batches as its
-    NoOpRecords, read again batch by batch."""
+    NoOpRecords, read again batch by batch; a batch of changes left unread,
+    read."""
     return [e for b in reader
-            for x in (b.records if type(b.records) is not NoOpRun else
+            for x in (b.records if type(b.records) is list else
+                      b.records.entries() if type(b.records) is ChangeBatch else
                       [r for one in b.records.batches() for r in one.records])
             for e in (deferred_records(x) if type(x) is tuple else (x,))]
 

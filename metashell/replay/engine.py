@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from ..gcpause import no_cyclic_gc
 from ..loader.batch import ATTR_CODEC
+from ..loader.change_batches import ChangeBatch
 from ..loader.noop_runs import NoOpRun
 from ..loader.primitives import UUID_TEXT, uuid_from_str
 from ..loader.reader import deferred_records, deferred_refs
@@ -141,12 +142,16 @@ class ReplayEngine:
                 return False
             if h.last_offset < self._skip_before and not batch.is_control:
                 return True
+            unread = type(records) is ChangeBatch
             if (self._txn is None and h.base_offset >= self._skip_before and records
-                    and all(type(r) is tuple and r[1] == 5 for r in records)
+                    and (unread or all(type(r) is tuple and r[1] == 5 for r in records))
                     and not h.attributes & ATTR_CODEC and self.on_change is None
                     and self.store.searchable(batch.file_no)):
                 # only partition changes, as read from the file: kept, not filed
                 return self._defer_changes(h, records, batch.file_no)
+        if type(records) is ChangeBatch:
+            records = records.entries()
+        if not in_snapshot:
             if self._changes.batches and any(type(r) is tuple for r in records):
                 self.settle()   # topic or partition records follow the pending changes
             if h.base_offset < self._skip_before or (self.until_offset is not None
@@ -276,6 +281,8 @@ class ReplayEngine:
             image.last_time = max(image.last_time, h.max_timestamp)
             return True
         kept, last = [], None
+        if type(entries) is ChangeBatch:
+            entries = entries.entries()
         for entry in entries:
             for one in deferred_records(entry):
                 rec = self.store.record(one[0])
@@ -334,19 +341,18 @@ class ReplayEngine:
         image = self.image
         if tid in image.topics or self.on_change is not None:
             return None
-        if stamp is not None:   # as the general path stamps a snapshot's records
-            offset = stamp[0]
-            if stamp[1]:
-                ts = stamp[1]
-        t = image.topics[tid] = TopicState(name, tid, (offset, ts), None, self._fold, self._resolve,
+        # as the general path stamps a snapshot's records: all its topics share
+        # one change (-5% memory per topic)
+        change = (offset, ts) if stamp is None else stamp if stamp[1] else (stamp[0], ts)
+        t = image.topics[tid] = TopicState(name, tid, change, None, self._fold, self._resolve,
                                            self._changes)
         image.topic_names[name] = tid
         key = ("topic", tid)
         recs = image.history.get(key)
         if recs is None:
-            image.history[key] = [ref]
+            image.history[key] = ref   # a lone ref, bare (see _history)
         else:
-            recs.append(ref)
+            _history_add(image.history, key, recs, ref)
         return t
 
     def _count_fast(self, topics: int, partitions: int) -> None:
@@ -954,17 +960,28 @@ class ReplayEngine:
     # -- helpers ----------------------------------------------------------------------
 
     def _history(self, key: tuple, rec: Record) -> None:
-        recs = self.image.history.get(key)
+        history = self.image.history
+        recs = history.get(key)
         if recs is None:
-            self.image.history[key] = [rec]
+            history[key] = [rec]
         else:
-            recs.append(rec)
+            _history_add(history, key, recs, rec)
         if self.on_change is not None:
             self.on_change(key, rec)
 
     def _touch(self, entity, key: tuple, rec: Record) -> None:
         entity.change = (rec.offset, rec.timestamp)
         self._history(key, rec)
+
+
+def _history_add(history: dict, key: tuple, recs, rec) -> None:
+    """Add a record to an entity's history ``recs``: a list, or the bare ref
+    of the TopicRecord that created a topic on the fast path (no list per
+    topic until it changes)."""
+    if type(recs) is list:
+        recs.append(rec)
+    else:
+        history[key] = [recs, rec]
 
 
 def _file(partitions: dict, pid: int, rec) -> None:

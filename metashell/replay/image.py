@@ -91,7 +91,8 @@ class TopicState:
         self.name = name
         self.topic_id = topic_id
         self.change = change
-        self._partitions = {} if partition_records is None else partition_records
+        # made when first filed into: a snapshot's topic needs none until someone looks
+        self._partitions = partition_records
         # deferred runs of PartitionRecords (reader.Batch), filed on first look: a
         # snapshot's topic costs one append until someone lists its partitions (-10%
         # instructions per record loading a snapshot, and no million-entry dicts)
@@ -113,7 +114,10 @@ class TopicState:
         self._file_pending()
         if self._runs is not None:
             self._file_runs()
-        return self._partitions
+        partitions = self._partitions
+        if partitions is None:
+            partitions = self._partitions = {}
+        return partitions
 
     def add_run(self, entry: tuple) -> None:
         """Keep a deferred run of this topic's PartitionRecords, the reader's
@@ -143,6 +147,8 @@ class TopicState:
         else:
             self.filed_runs += runs
         partitions = self._partitions
+        if partitions is None:
+            partitions = self._partitions = {}
         for ref, _, shape, pids, _ in runs:
             refs = range(ref, ref + len(pids) * shape.size, shape.size)
             new = dict(zip(pids, refs))
@@ -234,7 +240,7 @@ class Image:
     last_offset: int = -1                                   # last applied record offset (log offsets)
     last_time: int = -1                                     # append time of the last applied batch
     # entity key -> [records], oldest first; a TopicRecord read on the loader's fast
-    # path is there as its deferred ref (an int): see records()
+    # path is there as its deferred ref (an int), alone bare: see records()
     history: dict = field(default_factory=dict)
     # set by the engine: a list of records and refs as records
     resolver: Callable | None = field(default=None, repr=False, compare=False)
@@ -243,7 +249,7 @@ class Image:
         """The records in ``history`` under ``key``, refs read back, or None."""
         recs = self.history.get(key)
         if recs is None or self.resolver is None:
-            return recs
+            return recs if recs is None or type(recs) is list else [recs]
         return self.resolver(recs)
 
     def topic_by_name(self, name: str) -> TopicState | None:

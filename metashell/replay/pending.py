@@ -27,6 +27,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Callable
 
+from ..loader.change_batches import ChangeBatch
+
 # bytes searched per pending change before the rest are filed at once
 SEARCH_BYTES_PER_CHANGE = 4096
 
@@ -36,7 +38,8 @@ class PendingChanges:
     where those batches lie in their files."""
 
     def __init__(self, file_topic: Callable, buffer_of: Callable):
-        self.batches: list[list] = []   # per batch its entries; an entry is None once filed
+        # per batch its entries (an entry is None once filed), or its ChangeBatch, unread
+        self.batches: list = []
         self.searched: set[str] = set()  # ids of topics whose changes a search took
         #: ``file_topic(topic)`` files the topic's pending changes (the engine's)
         self.file_topic = file_topic
@@ -65,7 +68,7 @@ class PendingChanges:
         self._files.clear()
         self.searched.clear()
         self._changes = self._scanned = 0
-        return batches
+        return [b.entries() if type(b) is ChangeBatch else b for b in batches]
 
     def take_topic(self, raw: bytes) -> list:
         """The entries not yet taken that name the topic whose raw id is
@@ -85,6 +88,8 @@ class PendingChanges:
         batches = self.batches
         for n in sorted(hits):
             entries = batches[n]
+            if type(entries) is ChangeBatch:   # read now
+                entries = batches[n] = entries.entries()
             for j, entry in enumerate(entries):
                 if entry is not None and entry[-1] == raw:
                     taken.append(entry)

@@ -52,7 +52,7 @@ def rewind(engine: ReplayEngine, offset: int, log_files, snapshot_end: int | Non
         return None
     ref_after = engine.store.refs_after(offset, log_files)
     changed = {key: engine.partition_history(recs) for key, recs in image.history.items()
-               if (ref_after(recs[-1]) if type(recs[-1]) is int else recs[-1].offset > offset)}
+               if _after(recs[-1] if type(recs) is list else recs, ref_after, offset)}
     changed.pop(("quorum",), None)   # shown only with --include-quorum, which replays again
     before = _replay_before(changed, offset, snapshot_end)
     old = replace(image, brokers=dict(image.brokers), controllers=dict(image.controllers),
@@ -151,3 +151,8 @@ def _rewind_partitions(old: Image, store, log_files, offset: int) -> None:
                 del cut[pid]
         topics[tid] = TopicState(t.name, t.topic_id, t.change, cut, folder=t.folder,
                                  resolver=t.resolver)
+
+
+def _after(rec, ref_after, offset: int) -> bool:
+    """Whether a history's record (or deferred ref) comes after ``offset``."""
+    return ref_after(rec) if type(rec) is int else rec.offset > offset

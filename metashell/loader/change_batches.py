@@ -1,0 +1,84 @@
+"""Batches of partition changes, checked in one match and read when needed.
+
+A controller's log is mostly PartitionChangeRecords (ISR shrinks and
+expands, leader moves), a few to a few hundred per batch. The engine keeps
+such batches unfiled until something needs them (replay/pending.py), so
+the reader need not read their records either: it only has to know that a
+batch holds nothing else. A :class:`ChangeShapes` learns the framing of
+the change records the per-record path defers (the record's length, the
+widths of its timestamp and offset deltas, its value's length and frame
+header); once it knows a few, one regular expression, an alternation of
+them, checks that a batch's records section is such records end to end,
+and a second call counts them against the batch's record count. The
+reader then hands the engine the batch as a :class:`ChangeBatch`, whose
+entries (what the per-record path would have made of it) are read when the
+changes are filed. A batch with any other record, or any record framed
+otherwise, is read record by record as before, and teaches its shapes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from .runs import _varint_pattern, _width
+
+MAX_SHAPES = 64   # alternatives are tried in turn: a few dozen shapes cover a controller's changes
+
+
+class ChangeShapes:
+    """The shapes of the change records one reader has deferred, and the
+    patterns that check a batch is made of them."""
+
+    def __init__(self):
+        self.keys: set = set()
+        self._alternatives: list[bytes] = []
+        self._batch = self._one = None   # compiled from the alternatives, when used
+
+    def learn(self, buf, at: int, vstart: int, rend: int) -> None:
+        """Learn the shape of the change record at ``buf[at:rend]`` (value at
+        ``vstart``), which the per-record path deferred: a null key, no
+        headers, a frame header of one byte each."""
+        key = (rend - at, vstart - at, buf[vstart + 2])
+        if key in self.keys or len(self.keys) >= MAX_SHAPES:
+            return
+        self.keys.add(key)
+        lb = _width(buf[at:at + 5], 0)                                # length
+        tw = _width(buf[at + lb + 1:at + lb + 11], 0)                 # timestamp delta
+        ow = _width(buf[at + lb + 1 + tw:at + lb + 6 + tw], 0)        # offset delta
+        vlen = rend - 1 - vstart                                      # value length (headers: 1 byte)
+        self._alternatives.append(
+            re.escape(bytes(buf[at:at + lb])) + rb"."                 # length, any attributes
+            + _varint_pattern(tw) + _varint_pattern(ow) + rb"\x01"     # deltas, null key
+            + re.escape(bytes(buf[at + lb + 2 + tw + ow:vstart + 3]))  # value length, frame header
+            + rb".{%d}\x00" % (vlen - 3))                              # the body; no headers
+        self._batch = self._one = None
+
+    def match(self, buf, start: int, end: int, count: int) -> bool:
+        """Whether ``buf[start:end]`` is ``count`` change records of the
+        shapes learned, and nothing else."""
+        if self._batch is None:
+            if not self._alternatives:
+                return False
+            one = b"(?:" + b"|".join(self._alternatives) + b")"
+            self._batch = re.compile(one + b"+", re.DOTALL)
+            self._one = re.compile(b"()" + one, re.DOTALL)   # findall: b"" per record
+        return (self._batch.fullmatch(buf, start, end) is not None
+                and len(self._one.findall(buf, start, end)) == count)
+
+
+class ChangeBatch:
+    """The records of a batch of partition changes, checked but not read:
+    :meth:`entries` reads them (``read(header, ref base)``, the reader's)."""
+
+    __slots__ = ("header", "ref_base", "read")
+
+    def __init__(self, header, ref_base: int, read: Callable):
+        self.header, self.ref_base, self.read = header, ref_base, read
+
+    def __len__(self) -> int:
+        return self.header.count
+
+    def entries(self) -> list:
+        """The deferred change entries, as the per-record path makes them."""
+        return self.read(self.header, self.ref_base)
