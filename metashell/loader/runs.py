@@ -23,11 +23,16 @@ from __future__ import annotations
 
 import re
 import struct
+import sys
 from typing import Callable
 
 from .primitives import read_varint, read_varlong
 
 MIN_RUN = 2   # fewer records are not worth the two calls
+# Repetitions that never give back what they took (possessive, Python 3.11+): a
+# run's pattern ends where its repetition does, so nothing is lost, and the
+# regex engine keeps no state to backtrack to (-32% time per TopicRun match)
+POSSESSIVE = b"+" if sys.version_info >= (3, 11) else b""
 
 
 class _Varints(dict):
@@ -84,7 +89,7 @@ class PartitionRun:
         after = rb".{%d}\x00" % (body - 20)                              # the rest, no headers
         # the first record names the topic, the others repeat it
         self.pattern = re.compile(before + rb"(.{16})" + after
-                                  + rb"(?:" + before + rb"\1" + after + rb")*", re.DOTALL)
+                                  + rb"(?:" + before + rb"\1" + after + rb")*" + POSSESSIVE, re.DOTALL)
         self.before, self.after = before, after   # one record, around its topic id (TopicRun)
         self.topic_at = k + 7                           # where the topic id starts in a record
         # per record: attributes, timestamp delta, offset delta, partitionId; for n
@@ -168,7 +173,7 @@ class TopicRun:
             + rb"(" + _varint_pattern(tw) + rb")(" + _varint_pattern(ow) + rb")"   # deltas
             + rb"\x01" + re.escape(head[lb + 1 + tw + ow + 1:])         # null key, value length,
             + rb"(.{%d})(.{16})\x00\x00" % name                         # frame header, name; id
-            + rb"(?:" + run.before + rb"\4" + run.after + rb"){%d,}" % MIN_RUN,   # the partitions
+            + rb"(?:" + run.before + rb"\4" + run.after + rb"){%d,}" % MIN_RUN + POSSESSIVE,   # partitions
             re.DOTALL)
 
 
