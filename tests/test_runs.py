@@ -168,10 +168,10 @@ def test_deferred_reading_takes_a_topics_partitions_as_one_entry(tmp_path):
     entries = [e for b in RecordStore().open(p) for e in b.records]
     # the first topic record by record; the next ones, framed as it was, each in one
     # match with its partitions (runs.TopicRun), as one entry
-    assert [len(e) for e in entries] == [6, 5, 7, 7]
-    pairs = [(entries[0], entries[1])] + [(e[:6], e[6]) for e in entries[2:]]
+    assert [len(e) for e in entries] == [7, 5, 8, 8]
+    pairs = [(entries[0], entries[1])] + [(e[:7], e[7]) for e in entries[2:]]
     for t, (topic, run) in enumerate(pairs):
-        assert topic[1:4] == (2, f"t{t}", uuid_from_str(tid(t)))
+        assert topic[1:4] == (2, f"t{t}", uuid_from_str(tid(t))) and topic[6] == tid(t)
         assert run[1] == 3 and run[3] == tuple(range(7)) and run[4] == uuid_from_str(tid(t))
         assert topic[4] == 8 * t and run[0] - topic[0] == len(f"t{t}") + 28   # offset; record size
 
@@ -228,5 +228,5 @@ def test_topics_after_the_first_are_each_one_match(tmp_path):
     p = tmp_path / "00000000000000000000.log"
     p.write_bytes(w.getvalue())
     entries = [e for b in RecordStore().open(p) for e in b.records if type(e) is tuple]
-    assert [len(e) for e in entries] == [6, 5, 7, 6, 4, 7, 6, 5, 7, 7, 7]
+    assert [len(e) for e in entries] == [7, 5, 8, 7, 4, 8, 7, 5, 8, 8, 8]
     assert compare_file(p) == 7 * 3 + 1

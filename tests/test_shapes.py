@@ -98,9 +98,10 @@ def check(path: Path) -> dict:
             back = store.record(e[0])
             same(back, r)
             assert e[1] == back.api_key
-            if len(e) == 6:   # a TopicRecord on the fast path
-                assert (e[2], UUID_TEXT[e[3]], e[4], e[5]) == (
-                    back.data["name"], back.data["topicId"], back.offset, back.timestamp)
+            if len(e) == 7:   # a TopicRecord on the fast path
+                assert (e[2], UUID_TEXT[e[3]], e[4], e[5], e[6]) == (
+                    back.data["name"], back.data["topicId"], back.offset, back.timestamp,
+                    back.data["topicId"])
             else:
                 assert back.data is None or e[2] == back.data["partitionId"]   # None: undecodable
                 assert back.data is None or UUID_TEXT[e[3]] == back.data["topicId"]

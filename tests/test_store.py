@@ -68,12 +68,12 @@ def compare_file(path: Path) -> int:
     assert len(entries) == len(plain)
     deferred = 0
     for entry, rec in zip(entries, plain):
-        if type(entry) is tuple and len(entry) == 6:   # a TopicRecord on the fast path
-            ref, api, name, raw, offset, timestamp = entry
+        if type(entry) is tuple and len(entry) == 7:   # a TopicRecord on the fast path
+            ref, api, name, raw, offset, timestamp, tid = entry
             back = store.record(ref)
             same_record(back, rec)
-            assert (api, name, UUID_TEXT[raw], offset, timestamp) == (
-                2, rec.data["name"], rec.data["topicId"], rec.offset, rec.timestamp)
+            assert (api, name, UUID_TEXT[raw], offset, timestamp, tid) == (
+                2, rec.data["name"], rec.data["topicId"], rec.offset, rec.timestamp, rec.data["topicId"])
         elif type(entry) is tuple:
             ref, api, pid, raw = entry
             back = store.record(ref)
@@ -256,7 +256,7 @@ def test_topic_records_the_fast_path_does_not_take(tmp_path):
     log.add(record("RemoveTopicRecord", topicId=b), change(b, 0, leader=2))
     path = log.write(tmp_path)
     read_in_place = [e[2] for e in entries_of(RecordStore().open(path))
-                     if type(e) is tuple and len(e) == 6]
+                     if type(e) is tuple and len(e) == 7]
     assert read_in_place == ["tópico-ü", "renamed", "tópico-ü"]   # "renamed": the engine declines
     eng = same_replay([path])
     assert any("undecodable TopicRecord" in str(p) for p in eng.problems)

@@ -29,7 +29,7 @@ from .noop_runs import BATCH_LENGTH as NOOP_BATCH_LENGTH
 from .noop_runs import BATCH_SIZE as NOOP_BATCH_SIZE
 from .noop_runs import NoOpRun
 from .noop_runs import match as noop_run
-from .primitives import INT16, UUID_TEXT, read_varint
+from .primitives import INT16, URLSAFE, b2a_base64, read_varint
 from .records import CONTROL, METADATA, RESOLVED, Record, fill_metadata
 from .runs import MIN_RUN, OFFSET_DELTAS, TIMESTAMP_DELTAS, PartitionRun, run_after, topic_run_after
 from .runs import key as topic_key
@@ -47,9 +47,10 @@ class Batch:
     ``(first ref, apiKey, run shape, partition ids, raw topic id)`` for all
     of them (the shape, a :class:`~.runs.PartitionRun`, tells their size and
     layout: :func:`deferred_refs`, :func:`deferred_records`). A TopicRecord
-    is ``(ref, 2, name, raw topic id, offset, timestamp)``, or, when the run
-    of its partitions follows it, ``(ref, 2, name, raw topic id, offset,
-    timestamp, run entry)``: a snapshot's topic is then one entry. Consecutive
+    is ``(ref, 2, name, raw topic id, offset, timestamp, topic id)``, or,
+    when the run of its partitions follows it, ``(ref, 2, name, raw topic id,
+    offset, timestamp, topic id, run entry)``: a snapshot's topic is then one
+    entry. Consecutive
     batches of one NoOpRecord each (a controller's heartbeats,
     :mod:`.noop_runs`) come as one batch whose header spans them and whose
     ``records`` is a :class:`~.noop_runs.NoOpRun`.
@@ -274,7 +275,6 @@ class FileReader:
         runs = self._runs
         last = None   # the last run's (shape, spec, decoder)
         topic_runs, name_at = self._topic_runs, self._name_at if deferring else 0
-        topic_ids = []   # of the TopicRecords kept as entries, converted to text at once
         i = 0         # records read so far
         while i < total:
             at = pos  # where the record starts, for messages and refs
@@ -304,9 +304,9 @@ class FileReader:
                             else:
                                 offset = base + OFFSET_DELTAS[od]
                             unpack = run.pid_structs.get(n) or run.pid_unpacker(n)
-                            topic_ids.append(raw)
                             out.append((ref_base + pos - payload, 2, name, raw, offset,
                                         base_ts + TIMESTAMP_DELTAS[ts] if append_ts is None else append_ts,
+                                        b2a_base64(raw, newline=False)[:22].translate(URLSAFE).decode(),
                                         (ref_base + start - payload, 3, run, unpack(buf, start), raw)))
                             pos = start + n * run.size
                             i += n + 1
@@ -366,7 +366,8 @@ class FileReader:
                                 name = None
                             if name is not None:
                                 raw = bytes(buf[vstart + 3 + nb:vstart + 19 + nb])
-                                topic_ids.append(raw)
+                                # its id's text (UUID_TEXT, not kept there: -4% `ls` on a snapshot)
+                                tid = b2a_base64(raw, newline=False)[:22].translate(URLSAFE).decode()
                                 ts = base_ts + ts_delta if append_ts is None else append_ts
                                 if last is not None and i < total:
                                     run = last[0]
@@ -382,7 +383,7 @@ class FileReader:
                                             i += n
                                             if rid == raw:   # the topic and its run as one entry
                                                 out.append((ref_base + at - payload, 2, name, raw,
-                                                            base + offset_delta, ts, entry))
+                                                            base + offset_delta, ts, tid, entry))
                                                 # the next topics alike, at the loop's top
                                                 k = topic_key(vstart - at + 3, nb)
                                                 tr = topic_runs.get(k)
@@ -392,11 +393,11 @@ class FileReader:
                                                 name_at = self._name_at = tr.name_at
                                                 continue
                                             out.append((ref_base + at - payload, 2, name, raw,
-                                                        base + offset_delta, ts))
+                                                        base + offset_delta, ts, tid))
                                             out.append(entry)
                                             continue
                                 out.append((ref_base + at - payload, 2, name, raw,
-                                            base + offset_delta, ts))
+                                            base + offset_delta, ts, tid))
                                 continue
                     ts = base_ts + ts_delta if append_ts is None else append_ts
                     if lazy:
@@ -467,8 +468,6 @@ class FileReader:
             out.append(rec)
         if pos != end:
             raise RecordDecodeError(f"{end - pos} byte(s) left after the {h.count} records the batch declares")
-        if topic_ids:   # the engine looks their text up (-4% `ls` on a snapshot)
-            UUID_TEXT.add_all(topic_ids)
         return out
 
     # -- runs of partition records (loader/runs.py) ----------------------------------
@@ -560,20 +559,20 @@ def deferred_refs(entry: tuple) -> "range | list | tuple":
     n = len(entry)
     if n == 5:
         return range(entry[0], entry[0] + len(entry[3]) * entry[2].size, entry[2].size)
-    if n == 7:
-        return [entry[0], *deferred_refs(entry[6])]
+    if n == 8:
+        return [entry[0], *deferred_refs(entry[7])]
     return entry[:1]
 
 
 def deferred_records(entry: tuple) -> "Iterator[tuple]":
     """A deferred partition entry as ``(ref, apiKey, partitionId, raw topic
     id)`` per record (a TopicRecord with its run: the TopicRecord's entry
-    without the run, then the run's)."""
+    without the run, then the run's records)."""
     n = len(entry)
     if n == 5:
         return zip(deferred_refs(entry), repeat(entry[1]), entry[3], repeat(entry[4]))
-    if n == 7:
-        return chain((entry[:6],), deferred_records(entry[6]))
+    if n == 8:
+        return chain((entry[:7],), deferred_records(entry[7]))
     return iter((entry,))
 
 # A deferred record's ref, from the high bits down: the file's number in its

@@ -13,7 +13,8 @@ the ``ref`` (an int) is filed under each partition (a run is kept by its
 topic until someone looks); a lazy :class:`Record` is filed as it is.
 :meth:`ReplayEngine.fold_partition` decodes and merges a partition's
 records when the partition is looked at. TopicRecords arrive as ``(ref, 2,
-name, raw topic id, offset, timestamp)``; the topic's history keeps the ref
+name, raw topic id, offset, timestamp, topic id)`` (and the run of their
+partitions, if it follows); the topic's history keeps the ref
 (``Image.records`` reads it back).
 
 Metadata transactions (Begin/End/AbortTransactionRecord) buffer records and
@@ -194,12 +195,12 @@ class ReplayEngine:
                         file_one, materialize = self._file_one, self._materialize
                         pending = [materialize(one[0]) for one in deferred_records(rec)
                                    if t is None or not file_one(one, t)]
-                    elif n >= 6:   # a TopicRecord, and maybe the run of its partitions
+                    elif n >= 7:   # a TopicRecord, and maybe the run of its partitions
                         t = self._new_topic(rec, stamp)
                         if t is not None:
                             new_topics += 1
-                            if n == 7:
-                                run = rec[6]
+                            if n == 8:
+                                run = rec[7]
                                 t._runs = [run]   # TopicState.add_run, for a new topic
                                 new_partitions += len(run[3])
                             last_raw, last_topic = rec[3], t
@@ -333,11 +334,10 @@ class ReplayEngine:
 
     def _new_topic(self, rec: tuple, stamp) -> TopicState | None:
         """Create a topic from a TopicRecord read on the fast path ``(ref, 2,
-        name, raw topic id, offset, timestamp)`` as _apply_TopicRecord would,
+        name, raw topic id, offset, timestamp, topic id, ...)`` as _apply_TopicRecord would,
         if its id is new (None, nothing done, otherwise). Its history holds
         the ref. Not counted here (the caller counts a batch's at once)."""
-        ref, name, raw, offset, ts = rec[0], rec[2], rec[3], rec[4], rec[5]
-        tid = UUID_TEXT[raw]
+        ref, name, offset, ts, tid = rec[0], rec[2], rec[4], rec[5], rec[6]
         image = self.image
         if tid in image.topics or self.on_change is not None:
             return None
