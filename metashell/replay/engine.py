@@ -199,10 +199,8 @@ class ReplayEngine:
                         t = self._new_topic(rec, stamp)
                         if t is not None:
                             new_topics += 1
-                            if n == 8:
-                                run = rec[7]
-                                t._runs = [run]   # TopicState.add_run, for a new topic
-                                new_partitions += len(run[3])
+                            if n == 8:   # its run, kept by _new_topic
+                                new_partitions += len(rec[7][3])
                             last_raw, last_topic = rec[3], t
                             continue
                         # the topic exists: its record (reported) and its partitions'
@@ -334,24 +332,26 @@ class ReplayEngine:
 
     def _new_topic(self, rec: tuple, stamp) -> TopicState | None:
         """Create a topic from a TopicRecord read on the fast path ``(ref, 2,
-        name, raw topic id, offset, timestamp, topic id, ...)`` as _apply_TopicRecord would,
-        if its id is new (None, nothing done, otherwise). Its history holds
-        the ref. Not counted here (the caller counts a batch's at once)."""
+        name, raw topic id, offset, timestamp, topic id[, run entry])`` as
+        _apply_TopicRecord would, if its id is new (None, nothing done,
+        otherwise), with the run of its partitions that came with it. Its
+        history holds the ref. Not counted here (the caller counts a batch's
+        at once)."""
+        if self.on_change is not None:
+            return None
         ref, name, offset, ts, tid = rec[0], rec[2], rec[4], rec[5], rec[6]
         image = self.image
-        if tid in image.topics or self.on_change is not None:
-            return None
         # as the general path stamps a snapshot's records: all its topics share
         # one change (-5% memory per topic)
         change = (offset, ts) if stamp is None else stamp if stamp[1] else (stamp[0], ts)
-        t = image.topics[tid] = TopicState(name, tid, change, None, self._fold, self._resolve,
-                                           self._changes)
+        t = TopicState(name, tid, change, None, self._fold, self._resolve, self._changes,
+                       rec[7] if len(rec) == 8 else None)
+        if image.topics.setdefault(tid, t) is not t:
+            return None   # not new
         image.topic_names[name] = tid
         key = ("topic", tid)
-        recs = image.history.get(key)
-        if recs is None:
-            image.history[key] = ref   # a lone ref, bare (see _history)
-        else:
+        recs = image.history.setdefault(key, ref)   # a lone ref, bare (see _history)
+        if recs is not ref:
             _history_add(image.history, key, recs, ref)
         return t
 

@@ -87,7 +87,7 @@ class TopicState:
 
     def __init__(self, name: str, topic_id: str, change: Change, partition_records=None,
                  folder: Callable | None = None, resolver: Callable | None = None,
-                 pending=None):
+                 pending=None, run: tuple | None = None):
         self.name = name
         self.topic_id = topic_id
         self.change = change
@@ -96,7 +96,7 @@ class TopicState:
         # deferred runs of PartitionRecords (reader.Batch), filed on first look: a
         # snapshot's topic costs one append until someone lists its partitions (-10%
         # instructions per record loading a snapshot, and no million-entry dicts)
-        self._runs: list | None = None
+        self._runs: list | None = None if run is None else [run]
         self.filed_runs: list | None = None   # the runs, once filed (summary reads their bytes)
         # set by the engine: folds a partition's records (reports undecodable ones)
         self.folder = folder
