@@ -767,12 +767,16 @@ class ReplayEngine:
         ``recs`` is what is filed under the partition: a deferred ref, or a
         list of refs and records."""
         if type(recs) is int:   # the common case: one PartitionRecord, deferred
-            rec = self._materialize(recs)
-            d = rec.data
-            if d is not None:
+            got = self.store.partition_data(recs)
+            if got is not None:
+                d, offset, ts = got
                 dirs = d.get("directories")
                 if not dirs or len(dirs) == len(d["replicas"]):
-                    return partition_from_record(d, rec)
+                    stamp = self._stamps.get(ref_file(recs))   # as _materialize stamps it
+                    if stamp is not None:
+                        offset = stamp[0]
+                        ts = stamp[1] or ts
+                    return partition_state(d, (offset, ts))
             recs = [recs]
         # each record with the key it is reported under (a problem found while
         # folding is found again at every look, but reported once)
@@ -999,6 +1003,11 @@ def _file(partitions: dict, pid: int, rec) -> None:
 def partition_from_record(d: dict, rec: Record) -> PartitionState:
     """A partition's state from a PartitionRecord's fields (also used by the Spark
     ``partition_changes`` table, which folds the same records)."""
+    return partition_state(d, (rec.offset, rec.timestamp))
+
+
+def partition_state(d: dict, change: tuple) -> PartitionState:
+    """A partition's state from a PartitionRecord's fields, changed at ``change``."""
     replicas = d["replicas"]
     return PartitionState(
         partition_id=d["partitionId"], topic_id=d["topicId"], replicas=replicas, isr=d["isr"],
@@ -1007,7 +1016,7 @@ def partition_from_record(d: dict, rec: Record) -> PartitionState:
         leader_epoch=d["leaderEpoch"], partition_epoch=d["partitionEpoch"],
         directories=_default_to_migrating(d.get("directories"), len(replicas)),
         elr=d.get("eligibleLeaderReplicas") or [], last_known_elr=d.get("lastKnownElr") or [],
-        change=(rec.offset, rec.timestamp))
+        change=change)
 
 
 def merge_change(s: PartitionState, d: dict) -> str | None:
