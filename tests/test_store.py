@@ -293,3 +293,25 @@ def test_changes_around_runs_replay_as_record_by_record(tmp_path):
         for o, t in ((10, f"{a}:7"), (21, f"{b}:0"), (22, f"{b}:2"))]
     part = eng.image.topics[a].partition(1)
     assert (part.leader, part.isr, part.partition_epoch) == (1, [2], 3)
+
+
+def test_a_topic_keeps_its_own_history_until_it_changes(tmp_path):
+    """A topic made on the fast path keeps its TopicRecord's ref itself (no
+    history entry); removed, or made again with the same id, its history is
+    every record, as when each record is applied as it comes."""
+    a, b = uid(21), uid(22)
+    log = Log()
+    log.add(topic("a", a), *[partition(a, p) for p in range(3)])
+    log.add(topic("b", b), *[partition(b, p) for p in range(3)])
+    log.add(record("RemoveTopicRecord", topicId=a))
+    log.add(topic("a2", a), *[partition(a, p) for p in range(2)])   # the same id again
+    path = log.write(tmp_path)
+    eng, plain = same_replay([path]), replay([path], False)
+    assert ("topic", b) not in eng.image.history and eng.image.topics[b].created is not None
+    for tid in (a, b):
+        got, want = eng.image.records(("topic", tid)), plain.image.records(("topic", tid))
+        assert [(r.offset, r.name) for r in got] == [(r.offset, r.name) for r in want]
+    assert [r.name for r in eng.image.records(("topic", a))] == [
+        "TopicRecord", "RemoveTopicRecord", "TopicRecord"]
+    assert sorted(k for k, _ in eng.image.history_items() if k[0] == "topic") == sorted(
+        k for k in plain.image.history if k[0] == "topic")

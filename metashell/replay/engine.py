@@ -345,14 +345,14 @@ class ReplayEngine:
         # one change (-5% memory per topic)
         change = (offset, ts) if stamp is None else stamp if stamp[1] else (stamp[0], ts)
         t = TopicState(name, tid, change, None, self._fold, self._resolve, self._changes,
-                       rec[7] if len(rec) == 8 else None)
+                       rec[7] if len(rec) == 8 else None, ref)
         if image.topics.setdefault(tid, t) is not t:
             return None   # not new
         image.topic_names[name] = tid
         key = ("topic", tid)
-        recs = image.history.setdefault(key, ref)   # a lone ref, bare (see _history)
-        if recs is not ref:
-            _history_add(image.history, key, recs, ref)
+        if key in image.history:   # made and removed before: its history goes on
+            t.created = None
+            _history_add(image.history, key, image.history[key], ref)
         return t
 
     def _count_fast(self, topics: int, partitions: int) -> None:
@@ -689,6 +689,7 @@ class ReplayEngine:
         if d is None:
             return
         tid, name = d["topicId"], d["name"]
+        self.image.keep_history(tid)
         old = self.image.topics.get(tid)
         t = TopicState(name, tid, (rec.offset, rec.timestamp), folder=self._fold,
                        resolver=self._resolve, pending=self._changes)
@@ -734,6 +735,7 @@ class ReplayEngine:
         if d is None:
             return
         tid = d["topicId"]
+        self.image.keep_history(tid)
         t = self.image.topics.pop(tid, None)
         self._history(("topic", tid), rec)
         if t is None:

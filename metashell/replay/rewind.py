@@ -51,7 +51,7 @@ def rewind(engine: ReplayEngine, offset: int, log_files, snapshot_end: int | Non
     if any(begin <= offset < end for begin, end in engine.transactions):
         return None
     ref_after = engine.store.refs_after(offset, log_files)
-    changed = {key: engine.partition_history(recs) for key, recs in image.history.items()
+    changed = {key: engine.partition_history(recs) for key, recs in image.history_items()
                if _after(recs[-1] if type(recs) is list else recs, ref_after, offset)}
     changed.pop(("quorum",), None)   # shown only with --include-quorum, which replays again
     before = _replay_before(changed, offset, snapshot_end)
