@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from .runs import _varint_pattern, _width
+from .runs import framing_widths, varint_pattern
 
 MAX_SHAPES = 64   # alternatives are tried in turn: a few dozen shapes cover a controller's changes
 
@@ -43,13 +43,11 @@ class ChangeShapes:
         if key in self.keys or len(self.keys) >= MAX_SHAPES:
             return
         self.keys.add(key)
-        lb = _width(buf[at:at + 5], 0)                                # length
-        tw = _width(buf[at + lb + 1:at + lb + 11], 0)                 # timestamp delta
-        ow = _width(buf[at + lb + 1 + tw:at + lb + 6 + tw], 0)        # offset delta
+        lb, tw, ow = framing_widths(buf, at)                          # length, deltas
         vlen = rend - 1 - vstart                                      # value length (headers: 1 byte)
         self._alternatives.append(
             re.escape(bytes(buf[at:at + lb])) + rb"."                 # length, any attributes
-            + _varint_pattern(tw) + _varint_pattern(ow) + rb"\x01"     # deltas, null key
+            + varint_pattern(tw) + varint_pattern(ow) + rb"\x01"     # deltas, null key
             + re.escape(bytes(buf[at + lb + 2 + tw + ow:vstart + 3]))  # value length, frame header
             + rb".{%d}\x00" % (vlen - 3))                              # the body; no headers
         self._batch = self._one = None

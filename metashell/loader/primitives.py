@@ -128,10 +128,15 @@ class UuidText(dict):
             raise RecordDecodeError("uuid needs 16 bytes")
         if len(self) >= 1_000_000:
             self.clear()
-        # binascii straight, not base64.urlsafe_b64encode (two Python calls
-        # more): 180 ns instead of 670 per new id, -6% loading a snapshot
-        text = self[raw] = b2a_base64(raw, newline=False)[:22].translate(URLSAFE).decode("ascii")
+        text = self[raw] = uuid_text(raw)
         return text
+
+
+def uuid_text(raw: bytes) -> str:
+    """16 raw bytes -> Kafka's UUID text, not memoised."""
+    # binascii straight, not base64.urlsafe_b64encode (two Python calls
+    # more): 180 ns instead of 670 per new id, -6% loading a snapshot
+    return b2a_base64(raw, newline=False)[:22].translate(URLSAFE).decode("ascii")
 
 
 b2a_base64 = binascii.b2a_base64

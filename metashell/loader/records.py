@@ -199,6 +199,10 @@ class _Resolved(dict):
 
 
 RESOLVED = _Resolved()
+# what a compiled decoder raises on a body it does not take whole (the full
+# decoding path then says why, or tries a superseded layout)
+DECODE_ERRORS = (RecordDecodeError, IndexError, struct.error, UnicodeDecodeError, ValueError,
+                 OverflowError)
 
 
 def fill_metadata(rec: Record, buf, vstart: int, vend: int, lazy: bool) -> None:
@@ -225,8 +229,7 @@ def fill_metadata(rec: Record, buf, vstart: int, vend: int, lazy: bool) -> None:
                         if end == vend:
                             rec._data = data
                             return
-                    except (RecordDecodeError, IndexError, struct.error, UnicodeDecodeError,
-                            ValueError, OverflowError):
+                    except DECODE_ERRORS:
                         pass
                 rec._buf = buf
                 rec._body = vstart + 3

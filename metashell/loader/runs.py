@@ -63,7 +63,16 @@ def _width(head: bytes, at: int) -> int:
     return n
 
 
-def _varint_pattern(width: int) -> bytes:
+def framing_widths(buf, at: int) -> tuple[int, int, int]:
+    """Bytes of the length, timestamp delta and offset delta varints of the
+    record at ``buf[at:]`` (its attributes byte between the first two)."""
+    lb = _width(buf, at)
+    tw = _width(buf, at + lb + 1)
+    return lb, tw, _width(buf, at + lb + 1 + tw)
+
+
+def varint_pattern(width: int) -> bytes:
+    """A regex for any varint of ``width`` bytes."""
     return rb"[\x80-\xff]{%d}[\x00-\x7f]" % (width - 1) if width > 1 else rb"[\x00-\x7f]"
 
 
@@ -74,9 +83,7 @@ class PartitionRun:
     have any width; the records of a run have the widths of the first."""
 
     def __init__(self, head: bytes, k: int, size: int):
-        lb = _width(head, 0)                            # length
-        tw = _width(head, lb + 1)                       # timestamp delta
-        db = _width(head, lb + 1 + tw)                  # offset delta
+        lb, tw, db = framing_widths(head, 0)            # length, timestamp and offset deltas
         vlen_and_frame = head[lb + 2 + tw + db:]        # value length varint, frame, apiKey, version
         body = size - k - 4                             # after the frame header, before the header count
         self.size = size
@@ -84,7 +91,7 @@ class PartitionRun:
         self.version = head[k + 2]
         self.value = k                                  # where the value starts
         self.value_length = size - k - 1
-        before = (re.escape(head[:lb]) + rb"." + _varint_pattern(tw) + _varint_pattern(db)
+        before = (re.escape(head[:lb]) + rb"." + varint_pattern(tw) + varint_pattern(db)
                   + rb"\x01" + re.escape(vlen_and_frame) + rb".{4}")   # ... partitionId
         after = rb".{%d}\x00" % (body - 20)                              # the rest, no headers
         # the first record names the topic, the others repeat it
@@ -159,9 +166,7 @@ class TopicRun:
 
     def __init__(self, buf, at: int, vstart: int, run: PartitionRun):
         head = bytes(buf[at:vstart + 4])              # up to the name's length byte
-        lb = _width(head, 0)                          # length
-        tw = _width(head, lb + 1)                     # timestamp delta
-        ow = _width(head, lb + 1 + tw)                # offset delta
+        lb, tw, ow = framing_widths(head, 0)          # length, timestamp and offset deltas
         k = vstart - at                               # where the value starts
         name = head[-1] - 1                           # the name's bytes
         self.run = run
@@ -170,7 +175,7 @@ class TopicRun:
         self.key = key(self.name_at, head[-1])
         self.pattern = re.compile(
             re.escape(head[:lb]) + rb"."                               # length, any attributes
-            + rb"(" + _varint_pattern(tw) + rb")(" + _varint_pattern(ow) + rb")"   # deltas
+            + rb"(" + varint_pattern(tw) + rb")(" + varint_pattern(ow) + rb")"   # deltas
             + rb"\x01" + re.escape(head[lb + 1 + tw + ow + 1:])         # null key, value length,
             + rb"(.{%d})(.{16})\x00\x00" % name                         # frame header, name; id
             + rb"(?:" + run.before + rb"\4" + run.after + rb"){%d,}" % MIN_RUN + POSSESSIVE,   # partitions
@@ -180,9 +185,7 @@ class TopicRun:
 def topic_run_after(cache: dict, buf, at: int, vstart: int, run: PartitionRun) -> TopicRun:
     """The :class:`TopicRun` of the TopicRecord at ``buf[at:]`` followed by
     partitions shaped as ``run`` (made once per shape)."""
-    lb = _width(buf[at:at + 3], 0)
-    tw = _width(buf[at + lb + 1:at + lb + 12], 0)
-    ow = _width(buf[at + lb + 1 + tw:at + lb + 7 + tw], 0)
+    lb, tw, ow = framing_widths(buf, at)
     shape = (bytes(buf[at:at + lb]), tw, ow, bytes(buf[at + lb + 1 + tw + ow:vstart + 4]), run)
     found = cache.get(shape)
     if found is None:

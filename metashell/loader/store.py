@@ -20,7 +20,6 @@ sit together).
 
 from __future__ import annotations
 
-import struct
 from collections import OrderedDict
 from typing import Callable, Iterator
 
@@ -30,7 +29,7 @@ from .compression import decompress
 from .framing import frame
 from .partition_layout import change_counts, run_counts
 from .reader import REF_BATCH_BITS, REF_POSITION_BITS, FileReader
-from .records import METADATA, RESOLVED, Record, fill_metadata
+from .records import DECODE_ERRORS, METADATA, RESOLVED, Record, fill_metadata
 
 _FILE_SHIFT = REF_BATCH_BITS + REF_POSITION_BITS
 _BATCH_MASK = (1 << REF_BATCH_BITS) - 1
@@ -97,8 +96,7 @@ class RecordStore:
         n = vend - vstart
         try:
             data, p = hit[1](buf[vstart:vend], 3, n)
-        except (RecordDecodeError, IndexError, struct.error, UnicodeDecodeError, ValueError,
-                OverflowError):
+        except DECODE_ERRORS:
             return None
         return (data, h.base_offset + offset_delta, timestamp) if p == n else None
 

@@ -14,7 +14,7 @@ topic until someone looks); a lazy :class:`Record` is filed as it is.
 :meth:`ReplayEngine.fold_partition` decodes and merges a partition's
 records when the partition is looked at. TopicRecords arrive as ``(ref, 2,
 name, raw topic id, offset, timestamp, topic id)`` (and the run of their
-partitions, if it follows); the topic's history keeps the ref
+partitions, if it follows); the topic keeps the ref as its history
 (``Image.records`` reads it back).
 
 Metadata transactions (Begin/End/AbortTransactionRecord) buffer records and
@@ -334,9 +334,9 @@ class ReplayEngine:
         """Create a topic from a TopicRecord read on the fast path ``(ref, 2,
         name, raw topic id, offset, timestamp, topic id[, run entry])`` as
         _apply_TopicRecord would, if its id is new (None, nothing done,
-        otherwise), with the run of its partitions that came with it. Its
-        history holds the ref. Not counted here (the caller counts a batch's
-        at once)."""
+        otherwise), with the run of its partitions that came with it. It
+        keeps the ref as its history. Not counted here (the caller counts a
+        batch's at once)."""
         if self.on_change is not None:
             return None
         ref, name, offset, ts, tid = rec[0], rec[2], rec[4], rec[5], rec[6]
@@ -387,12 +387,16 @@ class ReplayEngine:
     def _materialize(self, ref: int) -> Record:
         """The record a deferred ref names, stamped as its snapshot's records are."""
         rec = self.store.record(ref)
-        stamp = self._stamps.get(ref_file(ref))
-        if stamp is not None:
-            rec.offset = stamp[0]
-            if stamp[1]:
-                rec.timestamp = stamp[1]
+        rec.offset, rec.timestamp = self._stamped(ref, rec.offset, rec.timestamp)
         return rec
+
+    def _stamped(self, ref: int, offset: int, timestamp: int) -> tuple[int, int]:
+        """The offset and time a deferred record shows: a snapshot's records
+        are stamped with its last offset and time."""
+        stamp = self._stamps.get(ref_file(ref))
+        if stamp is None:
+            return offset, timestamp
+        return stamp[0], stamp[1] or timestamp
 
     def partition_history(self, recs) -> list[Record]:
         """A partition's records (as filed under it), as :class:`Record` objects."""
@@ -774,11 +778,7 @@ class ReplayEngine:
                 d, offset, ts = got
                 dirs = d.get("directories")
                 if not dirs or len(dirs) == len(d["replicas"]):
-                    stamp = self._stamps.get(ref_file(recs))   # as _materialize stamps it
-                    if stamp is not None:
-                        offset = stamp[0]
-                        ts = stamp[1] or ts
-                    return partition_state(d, (offset, ts))
+                    return partition_state(d, self._stamped(recs, offset, ts))
             recs = [recs]
         # each record with the key it is reported under (a problem found while
         # folding is found again at every look, but reported once)

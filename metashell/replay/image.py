@@ -245,7 +245,7 @@ class Image:
     # entity key -> [records], oldest first; a TopicRecord read on the loader's fast
     # path is there as its deferred ref (an int), alone bare: see records(). A topic
     # made on the fast path and not changed since has no entry: its TopicState's
-    # ``created`` is its history (no entry per topic: -8% `ls` on a snapshot); see
+    # ``created`` is its history (no entry per topic: -6.5% `ls` on a snapshot); see
     # keep_history() and history_items()
     history: dict = field(default_factory=dict)
     # set by the engine: a list of records and refs as records

@@ -45,7 +45,7 @@ class PendingChanges:
         self.file_topic = file_topic
         self._buffer_of = buffer_of     # file number -> the bytes its batches were read from
         self._files: dict[int, tuple[list, list, list]] = {}   # file -> (starts, ends, batch numbers)
-        self._changes = 0               # entries added (runs count as one)
+        self._changes = 0               # changes added (an entry read already: one, a run too)
         self._scanned = 0               # bytes searched since the last take_all
 
     def add(self, file_no: int, start: int, end: int, entries: list) -> None:
