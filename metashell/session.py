@@ -50,17 +50,15 @@ class ImageSession:
         return self.engine.image
 
     def counts(self) -> dict:
-        e = self.engine
-        e.settle()   # every pending partition change counted (replay/pending.py)
-        return {"recordsApplied": e.applied, "recordsSkipped": e.skipped,
-                "recordsDropped": e.aborted, "byType": dict(sorted(e.by_type.items()))}
+        self.engine.settle()   # every pending partition change counted (replay/pending.py)
+        return self.engine.record_counts()
 
     def new_problems(self, since: int) -> list[str]:
         """Problems found after ``since`` (lazy partitions are decoded on demand)."""
         return [str(p) for p in self.engine.problems[since:]]
 
     def summary(self) -> dict:
-        return summarize(self.image, self.engine, self.counts(), self.times)
+        return summarize(self.image, self.engine, self.times)
 
     def baseline(self, **which):
         """The image ``diff`` compares this one with, and the warnings its

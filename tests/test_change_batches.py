@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from metashell.errors import CorruptDataError
 from metashell.loader.change_batches import ChangeBatch, ChangeShapes
 from metashell.loader.reader import FileReader
+from metashell.loader.records import RESOLVED
 from metashell.loader.store import RecordStore
 from metashell.loader.writer import Out, build_batch, encode_records, record, write_file
 from test_pending import controller_log, deferred, eager, problems, shown
@@ -96,7 +97,7 @@ def test_shapes_are_bounded():
     shapes = ChangeShapes()
     for isr in range(100):
         payload, _ = encode_records([change(A, 0, isr=list(range(isr)))])
-        shapes.learn(payload, 0, payload.index(b"\x01\x05"), len(payload))
+        shapes.learn(payload, 0, payload.index(b"\x01\x05"), len(payload), RESOLVED.get((1, 5, 0))[1])
     assert len(shapes.keys) == 64
 
 

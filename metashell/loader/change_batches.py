@@ -7,13 +7,16 @@ the reader need not read their records either: it only has to know that a
 batch holds nothing else. A :class:`ChangeShapes` learns the framing of
 the change records the per-record path defers (the record's length, the
 widths of its timestamp and offset deltas, its value's length and frame
-header); once it knows a few, one regular expression, an alternation of
+header) and the layout of their tagged fields (which fields, their sizes);
+once it knows a few, one regular expression, an alternation of
 them, checks that a batch's records section is such records end to end,
 and a second call counts them against the batch's record count. The
 reader then hands the engine the batch as a :class:`ChangeBatch`, whose
 entries (what the per-record path would have made of it) are read when the
-changes are filed. A batch with any other record, or any record framed
-otherwise, is read record by record as before, and teaches its shapes.
+changes are filed, and whose effects on the partitions' counts one more
+match reads for ``summary`` (:mod:`.change_effects`). A batch with any
+other record, or any record framed otherwise, is read record by record as
+before, and teaches its shapes.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from .batch import HEADER_SIZE
+from .change_effects import EFFECT, agrees, skeleton
+from .records import DECODE_ERRORS
 from .runs import framing_widths, varint_pattern
 
 MAX_SHAPES = 64   # alternatives are tried in turn: a few dozen shapes cover a controller's changes
@@ -34,23 +40,51 @@ class ChangeShapes:
         self.keys: set = set()
         self._alternatives: list[bytes] = []
         self._batch = self._one = None   # compiled from the alternatives, when used
+        self._known = None               # the alternatives, for learn
 
-    def learn(self, buf, at: int, vstart: int, rend: int) -> None:
+    def learn(self, buf, at: int, vstart: int, rend: int, decoder: Callable) -> None:
         """Learn the shape of the change record at ``buf[at:rend]`` (value at
         ``vstart``), which the per-record path deferred: a null key, no
-        headers, a frame header of one byte each."""
-        key = (rend - at, vstart - at, buf[vstart + 2])
-        if key in self.keys or len(self.keys) >= MAX_SHAPES:
+        headers, a frame header of one byte each. Its tagged fields are
+        pinned too (:func:`.change_effects.skeleton`), and the shape is
+        learned only if :data:`.change_effects.EFFECT` reads the record as
+        ``decoder`` (its plain decoder) does: a batch of learned shapes is
+        then read right by ``EFFECT`` as well (``summary``)."""
+        if len(self.keys) >= MAX_SHAPES:
             return
-        self.keys.add(key)
+        known = self._known
+        if known is None and self._alternatives:
+            known = self._known = re.compile(b"|".join(self._alternatives), re.DOTALL)
+        if known is not None and known.fullmatch(buf, at, rend):
+            return
+        vend = rend - 1                                               # headers: 1 byte
+        tags = skeleton(buf, vstart + 23, vend)
+        key = (rend - at, vstart - at, bytes(buf[vstart:vstart + 3]), tags)
+        if key in self.keys:
+            return
+        self.keys.add(key)                                            # learned, or found wanting
+        if tags is None or not self._readable(buf, at, vstart, rend, decoder):
+            return
         lb, tw, ow = framing_widths(buf, at)                          # length, deltas
-        vlen = rend - 1 - vstart                                      # value length (headers: 1 byte)
         self._alternatives.append(
             re.escape(bytes(buf[at:at + lb])) + rb"."                 # length, any attributes
             + varint_pattern(tw) + varint_pattern(ow) + rb"\x01"     # deltas, null key
             + re.escape(bytes(buf[at + lb + 2 + tw + ow:vstart + 3]))  # value length, frame header
-            + rb".{%d}\x00" % (vlen - 3))                              # the body; no headers
-        self._batch = self._one = None
+            + rb".{20}" + tags + rb"\x00")                            # the ids, tagged fields; no headers
+        self._batch = self._one = self._known = None
+
+    @staticmethod
+    def _readable(buf, at: int, vstart: int, rend: int, decoder: Callable) -> bool:
+        """Whether ``EFFECT`` reads the record at ``buf[at:rend]`` as its plain decoder does."""
+        m = EFFECT.fullmatch(buf, at, rend)
+        if m is None:
+            return False
+        vlen = rend - 1 - vstart
+        try:
+            d, p = decoder(buf[vstart:vstart + vlen], 3, vlen)
+        except DECODE_ERRORS:
+            return False
+        return p == vlen and agrees(m.groups(b""), d)
 
     def match(self, buf, start: int, end: int, count: int) -> bool:
         """Whether ``buf[start:end]`` is ``count`` change records of the
@@ -67,12 +101,13 @@ class ChangeShapes:
 
 class ChangeBatch:
     """The records of a batch of partition changes, checked but not read:
-    :meth:`entries` reads them (``read(header, ref base)``, the reader's)."""
+    :meth:`entries` reads them (``read(header, ref base)``, the reader's),
+    :meth:`effects` what they do (``buf``: the bytes they are in)."""
 
-    __slots__ = ("header", "ref_base", "read")
+    __slots__ = ("header", "ref_base", "read", "buf")
 
-    def __init__(self, header, ref_base: int, read: Callable):
-        self.header, self.ref_base, self.read = header, ref_base, read
+    def __init__(self, header, ref_base: int, read: Callable, buf):
+        self.header, self.ref_base, self.read, self.buf = header, ref_base, read, buf
 
     def __len__(self) -> int:
         return self.header.count
@@ -80,3 +115,10 @@ class ChangeBatch:
     def entries(self) -> list:
         """The deferred change entries, as the per-record path makes them."""
         return self.read(self.header, self.ref_base)
+
+    def effects(self) -> "list | None":
+        """Each record's effect (:mod:`.change_effects`), in one call; None
+        if the bytes are no longer as they were read."""
+        h = self.header
+        found = EFFECT.findall(self.buf, h.position + HEADER_SIZE, h.end)
+        return found if len(found) == h.count else None

@@ -26,9 +26,6 @@ from __future__ import annotations
 
 import struct
 
-_UNPACKERS: dict[tuple, tuple] = {}   # (layout, n) -> (read counts, expected, read leaders)
-
-
 def run_counts(buf, pos: int, shape, n: int) -> "tuple[int, int, tuple] | None":
     """``(replicas, isr, leaders)`` of the ``n`` PartitionRecords of the run
     ``shape`` at ``buf[pos:]`` (their replica and ISR counts, the same for
@@ -36,35 +33,37 @@ def run_counts(buf, pos: int, shape, n: int) -> "tuple[int, int, tuple] | None":
     first one's simple layout."""
     # a topic's runs mostly have the layout of the last topic's of the same shape:
     # checked on every record, it needs no reading of the first (-40% for `summary`)
-    layout = shape.counts_layout
-    if layout is not None:
-        counts = _check(buf, pos, n, layout)
+    readers = shape.counts_readers.get(n)
+    if readers is not None and readers[0](buf, pos) == readers[1]:
+        return readers[3], readers[4], readers[2](buf, pos)
+    if shape.counts_layout is not None:
+        counts = _check(buf, pos, n, shape)
         if counts is not None:
             return counts
     layout = _layout(buf, pos, shape)
     if layout is None:
         return None
     shape.counts_layout = layout
-    return _check(buf, pos, n, layout)
+    shape.counts_readers = {}
+    return _check(buf, pos, n, shape)
 
 
-def _check(buf, pos: int, n: int, layout: tuple) -> "tuple[int, int, tuple] | None":
-    """The counts of the ``n`` records at ``pos`` if every one has ``layout``:
-    one call reads every count byte and one comparison checks them all,
-    one call reads the leaders."""
-    key = (layout, n)
-    readers = _UNPACKERS.get(key)
+def _check(buf, pos: int, n: int, shape) -> "tuple[int, int, tuple] | None":
+    """The counts of the ``n`` records at ``pos`` if every one has the
+    shape's layout: one call reads every count byte and one comparison
+    checks them all, one call reads the leaders (the readers kept on the
+    shape per ``n``: a cluster's topics have a few partition counts)."""
+    readers = shape.counts_readers.get(n)
     if readers is None:
-        if len(_UNPACKERS) >= 4096:
-            _UNPACKERS.clear()
-        counts_row, leader_row, expected = layout
-        readers = _UNPACKERS[key] = (struct.Struct(">" + counts_row * n).unpack_from,
-                                     expected * n,
-                                     struct.Struct(">" + leader_row * n).unpack_from)
+        counts_row, leader_row, expected = shape.counts_layout
+        if len(shape.counts_readers) >= 256:
+            shape.counts_readers.clear()
+        readers = shape.counts_readers[n] = (
+            struct.Struct(">" + counts_row * n).unpack_from, expected * n,
+            struct.Struct(">" + leader_row * n).unpack_from, expected[0] - 1, expected[1] - 1)
     if readers[0](buf, pos) != readers[1]:
         return None
-    expected = layout[2]
-    return expected[0] - 1, expected[1] - 1, readers[2](buf, pos)
+    return readers[3], readers[4], readers[2](buf, pos)
 
 
 def _layout(buf, pos: int, shape) -> "tuple[str, tuple] | None":

@@ -172,7 +172,7 @@ class FileReader:
                                                 header.count)):
                     ref_base = self._ref_base(header)
                     if ref_base is not None:
-                        yield Batch(header, ChangeBatch(header, ref_base, self._read), file_no)
+                        yield Batch(header, ChangeBatch(header, ref_base, self._read, buf), file_no)
                         continue
                 try:
                     records = self._records(header)
@@ -350,7 +350,7 @@ class FileReader:
                             # int32 partitionId and uuid topicId open the body
                             out.append((ref_base + at - payload, api, *partition_key(buf, vstart + 3)))
                         if api == 5:   # its shape, for batches of changes to leave unread
-                            self._changes.learn(buf, at, vstart, rend)
+                            self._changes.learn(buf, at, vstart, rend, decoder)
                         continue
                     if deferring and api == 2 and fv == 1 and version == 0:
                         # A TopicRecord: its name (a compact string of one-byte length)

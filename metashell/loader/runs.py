@@ -107,8 +107,10 @@ class PartitionRun:
         # per record only partitionId: what a deferred run keeps
         self.pid_row = f"{k + 3}xi{size - k - 7}x"
         self.pid_structs: dict[int, Callable] = {}
-        # the layout partition_layout.run_counts last found in runs of this shape
+        # the layout partition_layout.run_counts last found in runs of this shape,
+        # and its readers per record count
         self.counts_layout: tuple | None = None
+        self.counts_readers: dict[int, tuple] = {}
 
     @staticmethod
     def key(buf, rstart: int, k: int, size: int) -> tuple:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from ..gcpause import no_cyclic_gc
 from ..loader.batch import ATTR_CODEC
 from ..loader.change_batches import ChangeBatch
+from ..loader.change_effects import ChangeEffects
 from ..loader.noop_runs import NoOpRun
 from ..loader.primitives import UUID_TEXT, uuid_from_str
 from ..loader.reader import deferred_records, deferred_refs
@@ -404,14 +405,26 @@ class ReplayEngine:
             recs = [recs]
         return [self._materialize(r) if type(r) is int else r for r in recs]
 
-    def run_counts(self, topic: TopicState) -> list | None:
+    def run_counts(self, topic: TopicState) -> "tuple[list, bytes, bool] | None":
         """For a topic whose partitions are all still in deferred runs of
-        PartitionRecords (a snapshot's, untouched since), each run's
-        ``(partitions, replicas, isr, leaders)`` read from the bytes, as
-        :meth:`fold_partition` would give them; None if it must fold."""
+        PartitionRecords (a snapshot's, untouched since, the log's pending
+        changes aside), each run's ``(partitions, replicas, isr, leaders)``
+        read from the bytes, as :meth:`fold_partition` would give them, the
+        topic's raw id, and whether its partition ids are 0 to n - 1; None
+        if it must fold."""
         runs = topic.pending_runs()
         if runs is None:
             return None
+        if len(runs) == 1:   # most topics: their partitions in one run, ids 0 to n - 1
+            ref, _, shape, pids, raw = runs[0]
+            n = len(pids)
+            counts = self.store.run_counts(ref, shape, n)
+            if counts is None:
+                return None
+            dense = pids == (_RANGES.get(n) or _range(n))
+            if not dense and len(set(pids)) != n:
+                return None
+            return [(n, *counts)], raw, dense
         out = []
         pids = set()
         for ref, _, shape, run_pids, _ in runs:
@@ -420,19 +433,62 @@ class ReplayEngine:
                 return None
             pids.update(run_pids)
             out.append((len(run_pids), *counts))
-        if len(pids) != sum(o[0] for o in out):   # a partition twice: fold it
+        n = len(pids)
+        if n != sum(o[0] for o in out):   # a partition twice: fold it
             return None
-        return out
+        return out, runs[0][4], n > 0 and min(pids) == 0 and max(pids) == n - 1
 
-    def filed_run_counts(self, topic: TopicState) -> tuple[list, list]:
-        """For a topic whose runs were filed (its partitions were looked at,
-        or changed): ``(counts, others)``, per run the ``(partitions,
+    def pending_effects(self) -> "ChangeEffects | None":
+        """What the pending partition changes do (replay/pending.py), read
+        from their bytes without filing them, for ``summary``; None if none
+        are pending, or if they had to be filed (see
+        :meth:`PendingChanges.effects`)."""
+        if not self._changes.batches:
+            return None
+        with no_cyclic_gc():   # an effect per change: half a million tuples
+            effects = self._changes.effects(self.store.record)
+        if effects is None:
+            self.settle()
+        return effects
+
+    def record_counts(self) -> dict:
+        """How many records were applied, skipped and dropped, by type; the
+        pending partition changes counted as applied (``summary`` makes
+        sure each names a partition that exists)."""
+        by_type = dict(self.by_type)
+        pending = self._changes.count() if self._changes.batches else 0
+        if pending:
+            by_type["PartitionChangeRecord"] = by_type.get("PartitionChangeRecord", 0) + pending
+        return {"recordsApplied": self.applied + pending, "recordsSkipped": self.skipped,
+                "recordsDropped": self.aborted, "byType": dict(sorted(by_type.items()))}
+
+    def filed_counts(self, topic: TopicState) -> "tuple[list, bytes, bool]":
+        """For a topic whose partitions were filed (looked at, or changed),
+        what :meth:`run_counts` gives for one in runs: ``(partition
+        counts, raw id, whether its partition ids are 0 to n - 1)``, its
+        runs' untouched partitions read from the bytes, the others folded
+        (one count per partition), as filed so far (the log's pending
+        changes left pending). A partition none of whose records decode is
+        not there, and leaves its topic not dense."""
+        partitions = topic.filed_records()
+        counts, others = self.filed_run_counts(topic, partitions)
+        fold = self.fold_partition
+        for pid in others:
+            p = fold(partitions[pid])
+            if p is not None:
+                counts.append((1, len(p.replicas), len(p.isr), (p.leader,)))
+        n = sum(c[0] for c in counts)
+        dense = n == len(partitions) and n > 0 and min(partitions) == 0 and max(partitions) == n - 1
+        return counts, uuid_from_str(topic.topic_id), dense
+
+    def filed_run_counts(self, topic: TopicState, partitions: dict) -> tuple[list, list]:
+        """For a topic whose runs were filed, with its partition records
+        ``partitions``: ``(counts, others)``, per run the ``(partitions,
         replicas, isr, leaders)`` of its partitions that hold its record and
         nothing else, read from the bytes as :meth:`run_counts` does, and
         the ids of the other partitions, to fold (a controller's log changes
         some partitions of most topics: -60% ``summary`` time on the bench's
         log dir)."""
-        partitions = topic.partition_records
         counts, seen = [], set()
         change_counts = self.store.change_counts
         for ref, _, shape, pids, _ in topic.filed_runs or ():
@@ -1019,6 +1075,16 @@ def partition_state(d: dict, change: tuple) -> PartitionState:
         directories=_default_to_migrating(d.get("directories"), len(replicas)),
         elr=d.get("eligibleLeaderReplicas") or [], last_known_elr=d.get("lastKnownElr") or [],
         change=change)
+
+
+_RANGES: dict[int, tuple] = {}   # n -> (0, ..., n - 1): a run's partition ids, mostly
+
+
+def _range(n: int) -> tuple:
+    if len(_RANGES) >= 4096:
+        _RANGES.clear()
+    r = _RANGES[n] = tuple(range(n))
+    return r
 
 
 def merge_change(s: PartitionState, d: dict) -> str | None:

@@ -115,6 +115,11 @@ class TopicState:
         ClearElrRecord), oldest first: a list of records and deferred refs
         (ints), or one bare ref."""
         self._file_pending()
+        return self.filed_records()
+
+    def filed_records(self) -> dict:
+        """:attr:`partition_records` as filed so far: its log's pending
+        changes left pending (``summary`` reads what they do from their bytes)."""
         if self._runs is not None:
             self._file_runs()
         partitions = self._partitions
@@ -133,8 +138,9 @@ class TopicState:
 
     def pending_runs(self) -> list | None:
         """The runs kept since the topic was created, when they are all its
-        partition records (nobody has looked yet, nothing else was filed)."""
-        self._file_pending()
+        partition records (nobody has looked yet, nothing else was filed);
+        its log's pending changes are not filed (``summary`` reads what
+        they do from their bytes)."""
         return self._runs if not self._partitions else None
 
     def _file_pending(self) -> None:

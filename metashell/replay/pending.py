@@ -28,9 +28,14 @@ from bisect import bisect_right
 from typing import Callable
 
 from ..loader.change_batches import ChangeBatch
+from ..loader.change_effects import ChangeEffects, of_fields
+from ..loader.reader import deferred_records
 
 # bytes searched per pending change before the rest are filed at once
 SEARCH_BYTES_PER_CHANGE = 4096
+# changes in batches already read (decoded one by one for their effects, ~10 us
+# each) beyond which ``summary`` files them all instead
+MAX_DECODED_EFFECTS = 4096
 
 
 class PendingChanges:
@@ -95,6 +100,37 @@ class PendingChanges:
                     taken.append(entry)
                     entries[j] = None
         return taken
+
+    def count(self) -> int:
+        """How many changes are pending."""
+        return sum(len(b) if type(b) is ChangeBatch else
+                   sum(len(e[3]) if len(e) == 5 else 1 for e in b if e is not None)
+                   for b in self.batches)
+
+    def effects(self, record_of: Callable) -> ChangeEffects | None:
+        """What the pending changes do, in log order (:mod:`..loader.change_effects`):
+        a batch left unread by one match, the entries of one read already
+        decoded one by one (``record_of(ref)``: the store's); None if there
+        are too many of those, or one does not decode."""
+        found, decoded = [], 0
+        for b in self.batches:
+            if type(b) is ChangeBatch:
+                effects = b.effects()
+                if effects is None:
+                    return None
+                found += effects
+                continue
+            for entry in b:
+                if entry is None:
+                    continue
+                for ref, _, pid, raw in deferred_records(entry):
+                    decoded += 1
+                    d = record_of(ref).peek() if decoded <= MAX_DECODED_EFFECTS else None
+                    effect = None if d is None else of_fields(pid, raw, d)
+                    if effect is None:
+                        return None
+                    found.append(effect)
+        return ChangeEffects(found)
 
     def over_budget(self) -> bool:
         """Whether searches have cost enough that filing the rest is cheaper."""
