@@ -70,6 +70,7 @@ EFFECT = re.compile(
     + rb"[\x00-\x09]"                           # tagged fields: count (the reader checks it)
     + rb"(?:\x00" + _array(4, _MAX_INTS, True) + rb")?" + _ONCE        # 0 Isr
     + rb"(?:\x01\x04(?:\xff\xff\xff\xfe|(.).{3}))?" + _ONCE    # 1 Leader (-2: unchanged): its sign byte
+    + rb"(?:\x00|"                              # no headers, and no more fields (-15%), or:
     + rb"(?:\x02" + _array(4, _MAX_INTS, True) + rb")?" + _ONCE        # 2 Replicas
     + rb"(?:\x03" + _array(4, _MAX_INTS, False) + rb")?" + _ONCE       # 3 RemovingReplicas
     + rb"(?:\x04" + _array(4, _MAX_INTS, False) + rb")?" + _ONCE       # 4 AddingReplicas
@@ -77,7 +78,7 @@ EFFECT = re.compile(
     + rb"(?:\x06" + _array(4, _MAX_INTS, False) + rb")?" + _ONCE       # 6 EligibleLeaderReplicas
     + rb"(?:\x07" + _array(4, _MAX_INTS, False) + rb")?" + _ONCE       # 7 LastKnownElr
     + rb"(?:\x08" + _array(16, _MAX_UUIDS, True) + rb")?" + _ONCE      # 8 Directories
-    + rb"\x00",                                 # no headers
+    + rb"\x00)",                                # no headers
     re.DOTALL)
 
 _ARRAYS = frozenset((0, 2, 3, 4, 6, 7, 8))   # tags whose field is a compact array

@@ -95,14 +95,22 @@ def partition_health(image, engine) -> list[int]:
     for topic in image.topics.values():
         min_isr = min_isrs.get(topic.name, cluster_min_isr)
         runs, raw, dense = run_counts(topic) or filed_counts(topic)
-        if effects is not None:
-            row = _row(runs, min_isr) if dense and raw not in effects.reassigned else None
-            if row is not None:
-                rows[raw] = row
-            elif raw in effects.named:
-                folded.append((topic, min_isr))
-                continue
-        _add_runs(health, runs, min_isr)
+        if effects is None:
+            _add_runs(health, runs, min_isr)
+            continue
+        row = _row(runs, min_isr) if dense and raw not in effects.reassigned else None
+        if row is not None:
+            rows[raw] = row
+            n, replicas, isr = row[4]   # alike, and every partition has a leader
+            health[0] += n
+            if isr < replicas:
+                health[1] += n
+            if isr < min_isr:
+                health[3] += n
+        elif raw in effects.named:
+            folded.append((topic, min_isr))
+        else:
+            _add_runs(health, runs, min_isr)
     if effects is None:
         return health
     if len(folded) > MAX_FOLDED_NAMED:
@@ -136,7 +144,7 @@ def _row(runs: list, min_isr: int) -> "tuple | None":
     count + 1 it sets (two tuples), the partition count as 4 big-endian
     bytes (a change's partitionId below it names a partition), and how it
     changes the offline count, per first byte of the leader it sets (a
-    tuple); shared by topics alike. None if the runs differ, or a partition
+    tuple), and its partition, replica and ISR counts; shared by topics alike. None if the runs differ, or a partition
     has no leader."""
     n, replicas, isr = 0, runs[0][1], runs[0][2]
     for run in runs:
@@ -152,14 +160,15 @@ def _row(runs: list, min_isr: int) -> "tuple | None":
             tuple((c - 1 < replicas) - (isr < replicas) for c in range(256)),
             tuple((c - 1 < min_isr) - (isr < min_isr) for c in range(256)),
             n.to_bytes(4, "big"),
-            _OFFLINE)
+            _OFFLINE,
+            (n, replicas, isr))
     return row
 
 
 # a leader's first byte: 0x80 and up, a negative id (no leader)
 _OFFLINE = tuple(int(b >= 0x80) for b in range(256))
 # a topic counted after its pending changes were filed: they change nothing more
-_FOLDED = ((0,) * 256, (0,) * 256, b"\xff" * 5, (0,) * 256)
+_FOLDED = ((0,) * 256, (0,) * 256, b"\xff" * 5, (0,) * 256, None)
 
 
 def _add_effects(health: list, effects, rows: dict) -> bool:
@@ -179,7 +188,7 @@ def _add_effects(health: list, effects, rows: dict) -> bool:
         return False
     isr, leaders = effects.isr, effects.leaders
     if len(alike) == 1:
-        (under, under_min, n4, offline), = alike.values()
+        (under, under_min, n4, offline, _), = alike.values()
         if effects.greatest[:4] >= n4:
             return False
         health[1] += sum(map(under.__getitem__, map(ord, isr.values())))
