@@ -58,6 +58,16 @@ def test_a_controller_log(tmp_path):
     compare_file(path)
 
 
+def test_past_the_patterns_compiled_per_count_one_of_any_count(tmp_path, monkeypatch):
+    """A pattern per record count, up to a bound; past it, one pattern and a
+    second pass that counts: the same batches left unread."""
+    path = controller_log(tmp_path)
+    per_count = kinds(path)
+    monkeypatch.setattr("metashell.loader.change_batches.MAX_COMPILED", 1)
+    assert kinds(path) == per_count
+    compare_file(path)
+
+
 def test_a_batch_declaring_another_count_is_read_and_reported(tmp_path):
     """Records of learned shapes, but one more (or fewer) declared: damage, as
     the per-record path says."""

@@ -9,8 +9,8 @@ the change records the per-record path defers (the record's length, the
 widths of its timestamp and offset deltas, its value's length and frame
 header) and the layout of their tagged fields (which fields, their sizes);
 once it knows a few, one regular expression, an alternation of
-them, checks that a batch's records section is such records end to end,
-and a second call counts them against the batch's record count. The
+them repeated as many times as the batch declares records, checks that
+its records section is that many such records end to end. The
 reader then hands the engine the batch as a :class:`ChangeBatch`, whose
 entries (what the per-record path would have made of it) are read when the
 changes are filed, and whose effects on the partitions' counts one more
@@ -30,6 +30,8 @@ from .records import DECODE_ERRORS
 from .runs import framing_widths, varint_pattern
 
 MAX_SHAPES = 64   # alternatives are tried in turn: a few dozen shapes cover a controller's changes
+MAX_COMPILED = 256   # batch patterns compiled per reader, one per record count, before one pattern
+                     # of any count and a second pass counting them serve the rest
 
 
 class ChangeShapes:
@@ -39,7 +41,9 @@ class ChangeShapes:
     def __init__(self):
         self.keys: set = set()
         self._alternatives: list[bytes] = []
-        self._batch = self._one = None   # compiled from the alternatives, when used
+        self._exact: dict = {}           # record count -> a batch of them (a fullmatch)
+        self._compiled = 0               # patterns compiled for counts, at most MAX_COMPILED
+        self._any = None                 # any count (fullmatch, findall), once that many are
         self._known = None               # the alternatives, for learn
 
     def learn(self, buf, at: int, vstart: int, rend: int, decoder: Callable) -> None:
@@ -71,7 +75,8 @@ class ChangeShapes:
             + varint_pattern(tw) + varint_pattern(ow) + rb"\x01"     # deltas, null key
             + re.escape(bytes(buf[at + lb + 2 + tw + ow:vstart + 3]))  # value length, frame header
             + rb".{20}" + tags + rb"\x00")                            # the ids, tagged fields; no headers
-        self._batch = self._one = self._known = None
+        self._exact.clear()
+        self._any = self._known = None
 
     @staticmethod
     def _readable(buf, at: int, vstart: int, rend: int, decoder: Callable) -> bool:
@@ -89,14 +94,21 @@ class ChangeShapes:
     def match(self, buf, start: int, end: int, count: int) -> bool:
         """Whether ``buf[start:end]`` is ``count`` change records of the
         shapes learned, and nothing else."""
-        if self._batch is None:
-            if not self._alternatives:
+        exact = self._exact.get(count)
+        if exact is None:
+            if not self._alternatives or count < 1:
                 return False
             one = b"(?:" + b"|".join(self._alternatives) + b")"
-            self._batch = re.compile(one + b"+", re.DOTALL)
-            self._one = re.compile(b"()" + one, re.DOTALL)   # findall: b"" per record
-        return (self._batch.fullmatch(buf, start, end) is not None
-                and len(self._one.findall(buf, start, end)) == count)
+            if self._compiled >= MAX_COMPILED:   # a count, then another pass counts them
+                if self._any is None:
+                    self._any = (re.compile(one + b"+", re.DOTALL).fullmatch,
+                                 re.compile(b"()" + one, re.DOTALL).findall)   # b"" per record
+                return self._any[0](buf, start, end) is not None and len(self._any[1](buf, start, end)) == count
+            # exactly ``count`` of them end to end, in one match (-20% reader time on
+            # the log dir's segment); a compile each (~0.2 ms for a few shapes, 2 ms for 64)
+            self._compiled += 1
+            exact = self._exact[count] = re.compile(one + b"{%d}" % count, re.DOTALL).fullmatch
+        return exact(buf, start, end) is not None
 
 
 class ChangeBatch:
