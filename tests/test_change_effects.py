@@ -104,6 +104,16 @@ def test_last_change_of_each_field_wins():
     assert effects.greatest[:4] == (1).to_bytes(4, "big")
 
 
+def test_a_change_of_nothing_is_read_to_its_end():
+    """No tagged fields: the headers' count that follows is not taken for an ISR field."""
+    a = uid(1)
+    records = [change(a, 0), change(a, 1, isr=[1, 2]), change(a, 2)]
+    payload, _ = encode_records(records)
+    found = EFFECT.findall(payload)
+    assert [f[2:4] for f in found] == [(b"", b""), (b"\x03", b""), (b"", b"")]
+    assert ChangeEffects(found).others == {p.to_bytes(4, "big") + bytes.fromhex(a_hex(a)) for p in (0, 2)}
+
+
 def a_hex(text_id: str) -> str:
     from metashell.loader.primitives import uuid_from_str
     return uuid_from_str(text_id).hex()

@@ -21,8 +21,8 @@ is (kraft-format.md, PartitionChangeRecord v0-v2)::
 too) whose groups are an *effect*: the partition's key (partitionId and
 topicId as written), its topicId, the ISR's count + 1 (a byte), the
 leader's first byte (its sign), and the replicas' and directories' counts +
-1. A group is empty (b"") where the record leaves the field as it was. ``findall`` over a batch's records gives every
-effect in one call; :class:`ChangeEffects` keeps, per partition, the last
+1. A group is empty (b"") where the record leaves the field as it was.
+``findall`` over a batch's records gives every effect in one call; :class:`ChangeEffects` keeps, per partition, the last
 effect that sets its ISR and the last that sets its leader (``dict``, in C).
 
 The pattern reads a record correctly only where its tagged fields are laid
@@ -67,7 +67,7 @@ EFFECT = re.compile(
     + rb"\x01" + _VARINT                        # null key, value length
     + rb"\x01\x05[\x00-\x02]"                   # frame version, apiKey, version
     + rb"(.{4}(.{16}))"                         # partitionId, topicId
-    + rb"[\x00-\x09]"                           # tagged fields: count (the reader checks it)
+    + rb"(?:\x00\x00|[\x01-\x09]"                 # no tagged fields, no headers; or their count
     + rb"(?:\x00" + _array(4, _MAX_INTS, True) + rb")?" + _ONCE        # 0 Isr
     + rb"(?:\x01\x04(?:\xff\xff\xff\xfe|(.).{3}))?" + _ONCE    # 1 Leader (-2: unchanged): its sign byte
     + rb"(?:\x00|"                              # no headers, and no more fields (-15%), or:
@@ -78,7 +78,7 @@ EFFECT = re.compile(
     + rb"(?:\x06" + _array(4, _MAX_INTS, False) + rb")?" + _ONCE       # 6 EligibleLeaderReplicas
     + rb"(?:\x07" + _array(4, _MAX_INTS, False) + rb")?" + _ONCE       # 7 LastKnownElr
     + rb"(?:\x08" + _array(16, _MAX_UUIDS, True) + rb")?" + _ONCE      # 8 Directories
-    + rb"\x00)",                                # no headers
+    + rb"\x00))",                               # no headers
     re.DOTALL)
 
 _ARRAYS = frozenset((0, 2, 3, 4, 6, 7, 8))   # tags whose field is a compact array
@@ -137,9 +137,9 @@ class ChangeEffects:
     """The effects of a log's pending changes, in log order, reduced to what
     ``summary`` needs: per partition key the ISR count + 1 (a byte) the
     last change to set it set (:attr:`isr`), the first byte of the leader
-    the last change to set it set (:attr:`leaders`), the keys of the
-    partitions changed otherwise only (:attr:`others`: they must exist all
-    the same), the greatest key (:attr:`greatest`: it starts with the
+    the last change to set it set (:attr:`leaders`), the keys named by
+    changes that set neither (:attr:`others`: they must name a partition
+    all the same), the greatest key (:attr:`greatest`: it starts with the
     greatest partition id); the raw ids of the topics some change names
     (:attr:`named`) and of those whose replicas or directories some change
     sets (:attr:`reassigned`: such a change can be rejected, so those
