@@ -66,6 +66,9 @@ def test_past_the_patterns_compiled_per_count_one_of_any_count(tmp_path, monkeyp
     monkeypatch.setattr("metashell.loader.change_batches.MAX_COMPILED", 1)
     assert kinds(path) == per_count
     compare_file(path)
+    monkeypatch.setattr("metashell.loader.change_batches.SEEN_BEFORE_COMPILED", 1)
+    monkeypatch.setattr("metashell.loader.change_batches.MAX_COMPILED", 256)
+    assert kinds(path) == per_count
 
 
 def test_a_batch_declaring_another_count_is_read_and_reported(tmp_path):

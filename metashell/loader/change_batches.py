@@ -32,6 +32,9 @@ from .runs import framing_widths, varint_pattern
 MAX_SHAPES = 64   # alternatives are tried in turn: a few dozen shapes cover a controller's changes
 MAX_COMPILED = 256   # batch patterns compiled per reader, one per record count, before one pattern
                      # of any count and a second pass counting them serve the rest
+# batches of a count checked that way before it has its own pattern (a compile costs
+# what the second pass does on about 50 batches)
+SEEN_BEFORE_COMPILED = 32
 
 
 class ChangeShapes:
@@ -43,8 +46,9 @@ class ChangeShapes:
         self._alternatives: list[bytes] = []
         self._exact: dict = {}           # record count -> a batch of them (a fullmatch)
         self._compiled = 0               # patterns compiled for counts, at most MAX_COMPILED
-        self._any = None                 # any count (fullmatch, findall), once that many are
-        self._known = None               # the alternatives, for learn
+        self._seen: dict = {}            # record count -> batches of it checked
+        self._any = self._count = None   # any count (fullmatch, findall): counts without their own
+        self._one = None                 # the alternation of the shapes, as a pattern's source
 
     def learn(self, buf, at: int, vstart: int, rend: int, decoder: Callable) -> None:
         """Learn the shape of the change record at ``buf[at:rend]`` (value at
@@ -56,10 +60,7 @@ class ChangeShapes:
         then read right by ``EFFECT`` as well (``summary``)."""
         if len(self.keys) >= MAX_SHAPES:
             return
-        known = self._known
-        if known is None and self._alternatives:
-            known = self._known = re.compile(b"|".join(self._alternatives), re.DOTALL)
-        if known is not None and known.fullmatch(buf, at, rend):
+        if self._alternatives and self._whole()(buf, at, rend):   # one of them
             return
         vend = rend - 1                                               # headers: 1 byte
         tags = skeleton(buf, vstart + 23, vend)
@@ -76,7 +77,7 @@ class ChangeShapes:
             + re.escape(bytes(buf[at + lb + 2 + tw + ow:vstart + 3]))  # value length, frame header
             + rb".{20}" + tags + rb"\x00")                            # the ids, tagged fields; no headers
         self._exact.clear()
-        self._any = self._known = None
+        self._one = self._any = self._count = None
 
     @staticmethod
     def _readable(buf, at: int, vstart: int, rend: int, decoder: Callable) -> bool:
@@ -95,20 +96,39 @@ class ChangeShapes:
         """Whether ``buf[start:end]`` is ``count`` change records of the
         shapes learned, and nothing else."""
         exact = self._exact.get(count)
-        if exact is None:
-            if not self._alternatives or count < 1:
-                return False
-            one = b"(?:" + b"|".join(self._alternatives) + b")"
-            if self._compiled >= MAX_COMPILED:   # a count, then another pass counts them
-                if self._any is None:
-                    self._any = (re.compile(one + b"+", re.DOTALL).fullmatch,
-                                 re.compile(b"()" + one, re.DOTALL).findall)   # b"" per record
-                return self._any[0](buf, start, end) is not None and len(self._any[1](buf, start, end)) == count
+        if exact is not None:
+            return exact(buf, start, end) is not None
+        if not self._alternatives or count < 1:
+            return False
+        seen = self._seen[count] = self._seen.get(count, 0) + 1
+        if seen >= SEEN_BEFORE_COMPILED and self._compiled < MAX_COMPILED:
+            one = self._alternation()
             # exactly ``count`` of them end to end, in one match (-20% reader time on
-            # the log dir's segment); a compile each (~0.2 ms for a few shapes, 2 ms for 64)
+            # the log dir's segment); a compile each (~0.2 ms for a few shapes, 2 ms
+            # for 64), for counts that come again and again
             self._compiled += 1
             exact = self._exact[count] = re.compile(one + b"{%d}" % count, re.DOTALL).fullmatch
-        return exact(buf, start, end) is not None
+            return exact(buf, start, end) is not None
+        # any count, then a second pass counts them
+        return self._whole()(buf, start, end) is not None and len(self._each()(buf, start, end)) == count
+
+    def _whole(self) -> Callable:
+        """fullmatch: records of the shapes learned end to end, any number."""
+        if self._any is None:
+            self._any = re.compile(self._alternation() + b"+", re.DOTALL).fullmatch
+        return self._any
+
+    def _each(self) -> Callable:
+        """findall: b"" per record of the shapes learned."""
+        if self._count is None:
+            self._count = re.compile(b"()" + self._alternation(), re.DOTALL).findall
+        return self._count
+
+    def _alternation(self) -> bytes:
+        """The source of a pattern matching one record of a shape learned."""
+        if self._one is None:
+            self._one = b"(?:" + b"|".join(self._alternatives) + b")"
+        return self._one
 
 
 class ChangeBatch:
