@@ -245,6 +245,29 @@ def test_a_change_to_a_missing_partition_is_reported_as_filing_reports_it(tmp_pa
     assert sorted(map(str, s.engine.problems)) == sorted(map(str, settled.engine.problems))
 
 
+def test_a_partition_past_a_small_topic_but_not_a_large_one(tmp_path):
+    """Topics of different sizes: each change's partition id is checked
+    against its own topic's count."""
+    part = tmp_path / "__cluster_metadata-0"
+    write_snapshot(part, 100, [topic("a", uid(1)), *[partition(uid(1), p) for p in range(3)],
+                               topic("b", uid(2)), *[partition(uid(2), p) for p in range(12)]])
+    log = Log(100)
+    log.add(change(uid(2), 11, isr=[1]), change(uid(1), 2, leader=-1))
+    log.add(change(uid(2), 7, isr=[1, 2]), change(uid(1), 5, isr=[1]))   # a has no partition 5
+    log.write(part)
+    s = open_session(tmp_path)
+    got = s.summary()
+    settled, want = settled_summary(tmp_path)
+    assert got == want and got["recordsSkippedWithErrors"] == 1
+    assert sorted(map(str, s.engine.problems)) == sorted(map(str, settled.engine.problems))
+    log = Log(100)
+    log.add(change(uid(2), 11, isr=[1]), change(uid(1), 2, leader=-1))
+    log.write(part)                                                       # now all there
+    s = open_session(tmp_path)
+    _, want = settled_summary(tmp_path)
+    assert s.summary() == want and s.engine._changes.batches
+
+
 def test_changes_in_batches_read_record_by_record_are_decoded(tmp_path, monkeypatch):
     """Batches the reader read record by record (none left unread here) are
     decoded one change at a time; past the limit, filed."""

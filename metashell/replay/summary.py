@@ -9,6 +9,7 @@ read is folded (see :func:`partition_health`).
 
 from __future__ import annotations
 
+from functools import cache
 from operator import getitem, itemgetter
 
 from ..loader import enums
@@ -22,8 +23,8 @@ DEFAULT_MIN_ISR = 1
 # all pending changes are filed at once
 MAX_FOLDED_NAMED = 16
 
-_PID, _RAW = itemgetter(slice(0, 4)), itemgetter(slice(4, 20))   # of a key
-_FIRST, _SECOND, _THIRD, _FOURTH = itemgetter(0), itemgetter(1), itemgetter(2), itemgetter(3)
+_RAW = itemgetter(slice(4, 20))   # of a key
+_FIRST, _SECOND, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
 _ROWS: dict[tuple, tuple] = {}   # see _row
 
 
@@ -101,7 +102,7 @@ def partition_health(image, engine) -> list[int]:
         row = _row(runs, min_isr) if dense and raw not in effects.reassigned else None
         if row is not None:
             rows[raw] = row
-            n, replicas, isr = row[4]   # alike, and every partition has a leader
+            n, replicas, isr = row[2]   # alike, and every partition has a leader
             health[0] += n
             if isr < replicas:
                 health[1] += n
@@ -138,14 +139,12 @@ def _add_runs(health: list, runs: list, min_isr: int) -> None:
 
 
 def _row(runs: list, min_isr: int) -> "tuple | None":
-    """What a change does to the counts of a partition of a topic whose
-    runs all have the same replica and ISR counts and a leader each: how it
-    changes the under-replicated and the under-min-ISR counts, per ISR
-    count + 1 it sets (two tuples), the partition count as 4 big-endian
-    bytes (a change's partitionId below it names a partition), and how it
-    changes the offline count, per first byte of the leader it sets (a
-    tuple), and its partition, replica and ISR counts; shared by topics alike. None if the runs differ, or a partition
-    has no leader."""
+    """For a topic whose runs all have the same replica and ISR counts and
+    a leader each: ``(counting, bound, (n, replicas, isr))``, ``counting``
+    a :func:`_counting` row, ``bound`` its partition count as 4 big-endian
+    bytes and 16 zero bytes (a change's key, partitionId then topicId, below
+    it names a partition); shared by topics alike. None if the runs
+    differ, or a partition has no leader."""
     n, replicas, isr = 0, runs[0][1], runs[0][2]
     for run in runs:
         if run[1] != replicas or run[2] != isr or min(run[3]) < 0:
@@ -156,19 +155,26 @@ def _row(runs: list, min_isr: int) -> "tuple | None":
     if row is None:
         if len(_ROWS) >= 4096:
             _ROWS.clear()
-        row = _ROWS[key] = (
-            tuple((c - 1 < replicas) - (isr < replicas) for c in range(256)),
-            tuple((c - 1 < min_isr) - (isr < min_isr) for c in range(256)),
-            n.to_bytes(4, "big"),
-            _OFFLINE,
-            (n, replicas, isr))
+        row = _ROWS[key] = (_counting(replicas, isr, min_isr), n.to_bytes(4, "big") + bytes(16),
+                            (n, replicas, isr))
     return row
 
 
-# a leader's first byte: 0x80 and up, a negative id (no leader)
-_OFFLINE = tuple(int(b >= 0x80) for b in range(256))
+@cache
+def _counting(replicas: int, isr: int, min_isr: int) -> tuple:
+    """What a change does to the counts of a partition with ``replicas``
+    replicas, ``isr`` in sync and a leader: how it changes the
+    under-replicated and the under-min-ISR counts per ISR count + 1 it
+    sets, and the offline count per first byte of the leader it sets
+    (three tuples, indexed by those bytes); shared by all such partitions
+    (a cluster has a few)."""
+    return (tuple((c - 1 < replicas) - (isr < replicas) for c in range(256)),
+            tuple((c - 1 < min_isr) - (isr < min_isr) for c in range(256)),
+            tuple(int(b >= 0x80) for b in range(256)))   # 0x80 and up: a negative id
+
+
 # a topic counted after its pending changes were filed: they change nothing more
-_FOLDED = ((0,) * 256, (0,) * 256, b"\xff" * 5, (0,) * 256, None)
+_FOLDED = (((0,) * 256,) * 3, b"\xff" * 21, None)
 
 
 def _add_effects(health: list, effects, rows: dict) -> bool:
@@ -177,30 +183,32 @@ def _add_effects(health: list, effects, rows: dict) -> bool:
     change names a topic or a partition that is not there.
 
     Each step is one C call over all the changes' effects: an effect's ISR
-    count (+ 1) or its leader's first byte is an index into the row of its
-    topic, its partition id checked against the row's count. Where all the
-    topics named share one row, as a cluster's topics mostly do, no row is
-    looked up per effect (a random memory access each: 0.3 s for the
-    bench's log dir) and only the greatest partition id is checked."""
+    count (+ 1) or its leader's first byte is an index into the counting
+    row of its topic, its key (partitionId first) compared with the topic's
+    bound. Where all the topics named share one counting row, as a
+    cluster's topics mostly do (the same replication and min ISR), no row
+    is looked up per effect (a random memory access each: 0.3 s for the
+    bench's log dir), and where the greatest key is below the smallest
+    bound, no bound is either (0.1 s)."""
     try:
-        alike = {id(row): row for row in map(rows.__getitem__, effects.named)}
+        named = list(map(rows.__getitem__, effects.named))
     except KeyError:   # no such topic
         return False
     isr, leaders = effects.isr, effects.leaders
+    keyed = (isr, leaders, effects.others)
+    if named and effects.greatest >= min(map(_SECOND, named)) and not all(
+            all(map(bytes.__lt__, keys, map(_SECOND, map(rows.__getitem__, map(_RAW, keys)))))
+            for keys in keyed):   # each below its topic's bound
+        return False
+    alike = {id(row[0]): row[0] for row in named}
     if len(alike) == 1:
-        (under, under_min, n4, offline, _), = alike.values()
-        if effects.greatest[:4] >= n4:
-            return False
+        (under, under_min, offline), = alike.values()
         health[1] += sum(map(under.__getitem__, map(ord, isr.values())))
         health[2] += sum(map(offline.__getitem__, map(ord, leaders.values())))
         health[3] += sum(map(under_min.__getitem__, map(ord, isr.values())))
         return True
-    keyed = (isr, leaders, effects.others)
-    looked = [list(map(rows.__getitem__, map(_RAW, keys))) for keys in keyed]
-    if not all(all(map(bytes.__lt__, map(_PID, keys), map(_THIRD, row)))
-               for keys, row in zip(keyed, looked)):   # each below its topic's count
-        return False
-    health[1] += sum(map(getitem, map(_FIRST, looked[0]), map(ord, isr.values())))
-    health[2] += sum(map(getitem, map(_FOURTH, looked[1]), map(ord, leaders.values())))
-    health[3] += sum(map(getitem, map(_SECOND, looked[0]), map(ord, isr.values())))
+    counting = [list(map(_FIRST, map(rows.__getitem__, map(_RAW, keys)))) for keys in keyed[:2]]
+    health[1] += sum(map(getitem, map(_FIRST, counting[0]), map(ord, isr.values())))
+    health[2] += sum(map(getitem, map(_THIRD, counting[1]), map(ord, leaders.values())))
+    health[3] += sum(map(getitem, map(_SECOND, counting[0]), map(ord, isr.values())))
     return True
