@@ -102,16 +102,10 @@ def partition_health(image, engine) -> list[int]:
         row = _row(runs, min_isr) if dense and raw not in effects.reassigned else None
         if row is not None:
             rows[raw] = row
-            n, replicas, isr = row[2]   # alike, and every partition has a leader
-            health[0] += n
-            if isr < replicas:
-                health[1] += n
-            if isr < min_isr:
-                health[3] += n
         elif raw in effects.named:
             folded.append((topic, min_isr))
-        else:
-            _add_runs(health, runs, min_isr)
+            continue
+        _add_runs(health, runs, min_isr)
     if effects is None:
         return health
     if len(folded) > MAX_FOLDED_NAMED:
@@ -140,11 +134,11 @@ def _add_runs(health: list, runs: list, min_isr: int) -> None:
 
 def _row(runs: list, min_isr: int) -> "tuple | None":
     """For a topic whose runs all have the same replica and ISR counts and
-    a leader each: ``(counting, bound, (n, replicas, isr))``, ``counting``
-    a :func:`_counting` row, ``bound`` its partition count as 4 big-endian
-    bytes and 16 zero bytes (a change's key, partitionId then topicId, below
-    it names a partition); shared by topics alike. None if the runs
-    differ, or a partition has no leader."""
+    a leader each: ``(counting, bound)``, ``counting`` a :func:`_counting`
+    row, ``bound`` its partition count as 4 big-endian bytes and 16 zero
+    bytes (a change's key, partitionId then topicId, below it names a
+    partition); shared by topics alike. None if the runs differ, or a
+    partition has no leader."""
     n, replicas, isr = 0, runs[0][1], runs[0][2]
     for run in runs:
         if run[1] != replicas or run[2] != isr or min(run[3]) < 0:
@@ -155,8 +149,7 @@ def _row(runs: list, min_isr: int) -> "tuple | None":
     if row is None:
         if len(_ROWS) >= 4096:
             _ROWS.clear()
-        row = _ROWS[key] = (_counting(replicas, isr, min_isr), n.to_bytes(4, "big") + bytes(16),
-                            (n, replicas, isr))
+        row = _ROWS[key] = (_counting(replicas, isr, min_isr), n.to_bytes(4, "big") + bytes(16))
     return row
 
 
@@ -174,7 +167,7 @@ def _counting(replicas: int, isr: int, min_isr: int) -> tuple:
 
 
 # a topic counted after its pending changes were filed: they change nothing more
-_FOLDED = (((0,) * 256,) * 3, b"\xff" * 21, None)
+_FOLDED = (((0,) * 256,) * 3, b"\xff" * 21)
 
 
 def _add_effects(health: list, effects, rows: dict) -> bool:
