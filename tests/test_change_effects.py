@@ -20,6 +20,7 @@ from metashell.loader.reader import deferred_records
 from metashell.loader.records import RESOLVED
 from metashell.loader.store import RecordStore
 from metashell.loader.writer import encode_records
+from metashell.replay import summary
 from metashell.session import open_session
 from test_replay_support import Log, change, config, partition, topic, uid, write_snapshot
 
@@ -266,6 +267,18 @@ def test_a_partition_past_a_small_topic_but_not_a_large_one(tmp_path):
     s = open_session(tmp_path)
     _, want = settled_summary(tmp_path)
     assert s.summary() == want and s.engine._changes.batches
+
+
+def test_past_a_few_topics_to_fold_every_change_is_filed(tmp_path, monkeypatch):
+    """Topics whose partitions differ (one without a leader here) have
+    their changes filed one topic at a time; past a few, all at once."""
+    topics = [(6, 3, 1, True, None), (6, 3, 0, True, 2), (5, 2, 0, False, None)]
+    write_cluster(tmp_path, topics, 9, None)
+    _, want = settled_summary(tmp_path)
+    assert open_session(tmp_path).summary() == want
+    monkeypatch.setattr(summary, "MAX_FOLDED_NAMED", 0)
+    s = open_session(tmp_path)
+    assert s.summary() == want and not s.engine._changes.batches
 
 
 def test_changes_in_batches_read_record_by_record_are_decoded(tmp_path, monkeypatch):
