@@ -295,9 +295,10 @@ def test_changes_in_batches_read_record_by_record_are_decoded(tmp_path, monkeypa
     assert again.summary() == want and not again.engine._changes.batches
 
 
-def test_topics_unlike_are_looked_up_per_change(tmp_path, monkeypatch):
+def test_topics_unlike_are_counted_with_their_own_rows(tmp_path, monkeypatch):
     """Topics of different replica counts, partition counts and min ISR:
-    each change's row is looked up, still nothing is filed."""
+    their changes are taken back and counted again with their rows, still
+    nothing is filed."""
     part = tmp_path / "__cluster_metadata-0"
     write_snapshot(part, 100, [topic("a", uid(1)), *[partition(uid(1), p) for p in range(8)],
                                topic("b", uid(2)), *[partition(uid(2), p, [1, 2]) for p in range(3)],
