@@ -77,8 +77,8 @@ def partition_health(image, engine) -> list[int]:
     """``[partitions, under-replicated, offline, under min ISR]``.
 
     A topic still in its snapshot's runs is counted run by run from their
-    bytes; one whose partitions were looked at (filed) by those runs, and
-    the partitions changed since folded. The log's pending changes
+    bytes; one whose partitions were looked at (filed) from its runs too,
+    but for the partitions changed since, which are folded. The log's pending changes
     (replay/pending.py) are not filed: what they do is read from their
     bytes (:meth:`ReplayEngine.pending_effects`) and added to the counts of
     the topics they name (``_add_effects``); only where those topics'
