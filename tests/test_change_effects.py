@@ -284,6 +284,18 @@ def test_past_a_few_topics_to_fold_every_change_is_filed(tmp_path, monkeypatch):
     assert s.summary() == want and not s.engine._changes.batches
 
 
+def test_a_limit_inside_the_changes(tmp_path):
+    """``--until-offset`` anywhere in the log: the changes kept up to it
+    (a batch cut by it is kept as entries, decoded one by one)."""
+    write_cluster(tmp_path, [(8, 3, 1, False, 2), (5, 2, 0, False, None)], 17, None)
+    last = open_session(tmp_path).image.last_offset
+    for until in range(100, last + 1, max(1, (last - 100) // 12)):
+        s = open_session(tmp_path, until_offset=until)
+        settled = open_session(tmp_path, until_offset=until)
+        settled.engine.settle()
+        assert s.summary() == settled.summary(), until
+
+
 def test_changes_in_batches_read_record_by_record_are_decoded(tmp_path, monkeypatch):
     """Batches the reader read record by record (none left unread here) are
     decoded one change at a time; past the limit, filed."""
