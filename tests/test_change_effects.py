@@ -159,7 +159,7 @@ def write_cluster(directory, topics, seed: int, cluster_min_isr) -> None:
         if what < 0.4:
             return change(tid, pid, isr=rng.sample(range(1, 5), rng.randint(0, 4)))
         if what < 0.7:
-            return change(tid, pid, leader=rng.choice((-1, -2, 1, 2, 3)))
+            return change(tid, pid, leader=rng.choice((-1, -2, 1, 2, 3, -2**31)))
         if what < 0.8:
             return change(tid, pid, leader=rng.choice((-1, 2)), isr=[rng.randint(1, 4)])
         if what < 0.9:
