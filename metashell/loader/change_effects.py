@@ -22,8 +22,9 @@ too) whose groups are an *effect*: the partition's key (partitionId and
 topicId as written), its topicId, the ISR's count + 1 (a byte), the
 leader's first byte (its sign), and the replicas' and directories' counts +
 1. A group is empty (b"") where the record leaves the field as it was.
-``findall`` over a batch's records gives every effect in one call; :class:`ChangeEffects` keeps, per partition, the last
-effect that sets its ISR and the last that sets its leader (``dict``, in C).
+``findall`` over a batch's records gives every effect in one call;
+:class:`ChangeEffects` keeps, per partition, what the last change to set
+its ISR and the last to set its leader set (``dict``, in C).
 
 The pattern reads a record correctly only where its tagged fields are laid
 out as it expects; :func:`skeleton` and :func:`agrees` let the reader
@@ -68,7 +69,7 @@ EFFECT = re.compile(
     + rb"\x01" + _VARINT                        # null key, value length
     + rb"\x01\x05[\x00-\x02]"                   # frame version, apiKey, version
     + rb"(.{4}(.{16}))"                         # partitionId, topicId
-    + rb"(?:\x00\x00|[\x01-\x09]"                 # no tagged fields, no headers; or their count
+    + rb"(?:\x00\x00|[\x01-\x09]"               # no tagged fields, no headers; or their count
     + rb"(?:\x00" + _array(4, _MAX_INTS, True) + rb")?" + _ONCE        # 0 Isr
     + rb"(?:\x01\x04(?:\xff\xff\xff\xfe|(.).{3}))?" + _ONCE    # 1 Leader (-2: unchanged): its sign byte
     + rb"(?:\x00|"                              # no headers, and no more fields, or:
