@@ -33,9 +33,6 @@ def run_counts(buf, pos: int, shape, n: int) -> "tuple[int, int, tuple] | None":
     first one's simple layout."""
     # a topic's runs mostly have the layout of the last topic's of the same shape:
     # checked on every record, it needs no reading of the first (-40% for `summary`)
-    readers = shape.counts_readers.get(n)
-    if readers is not None and readers[0](buf, pos) == readers[1]:
-        return readers[3], readers[4], readers[2](buf, pos)
     if shape.counts_layout is not None:
         counts = _check(buf, pos, n, shape)
         if counts is not None:

@@ -111,11 +111,8 @@ class RecordStore:
         """``(replicas, isr, leaders)`` of the run of ``n`` PartitionRecords
         of ``shape`` whose first is ``ref``, read from their bytes
         (:func:`~.partition_layout.run_counts`); None if they must be folded."""
-        key = ref >> REF_POSITION_BITS
-        batch = self._batches.get(key)
-        if batch is None or batch[1] is None:
-            batch = self._batch(key)
-        return run_counts(batch[1], batch[2] + (ref & _POSITION_MASK), shape, n)
+        _, buf, start, _, _ = self._batch(ref >> REF_POSITION_BITS)
+        return run_counts(buf, start + (ref & _POSITION_MASK), shape, n)
 
     def change_counts(self, refs, isr: int, leader: int) -> "tuple[int, int] | None":
         """``(isr, leader)`` after the PartitionChangeRecords ``refs`` (ints)

@@ -125,7 +125,9 @@ class PendingChanges:
                     continue
                 for ref, _, pid, raw in deferred_records(entry):
                     decoded += 1
-                    d = record_of(ref).peek() if decoded <= MAX_DECODED_EFFECTS else None
+                    if decoded > MAX_DECODED_EFFECTS:
+                        return None
+                    d = record_of(ref).peek()
                     effect = None if d is None else of_fields(pid, raw, d)
                     if effect is None:
                         return None
