@@ -141,3 +141,20 @@ class TestLeafChanges:
         s = open_session(log.write(tmp_path))
         assert node(s.root, "/metadataQuorum/leaderId").last_change()[0] == 0
         assert s.root.last_change()[0] == 1
+
+
+class TestLongListings:
+    """A listing of thousands of topics goes straight to the oldest generation:
+    a caller keeping it does not have the next young collections walk it."""
+
+    def test_topics_listings_are_kept_old(self, tmp_path):
+        import gc
+
+        from metashell.gcpause import LONG_LISTING
+        s = load(tmp_path, [topic(f"t{i:05d}", uid(10 + i)) for i in range(LONG_LISTING)])
+        for path in ("/topics", "/topicIds"):
+            names = node(s.root, path).children()
+            assert len(names) == LONG_LISTING
+            assert any(o is names for o in gc.get_objects(generation=2)), path
+        short = node(s.root, "/features").children()
+        assert not any(o is short for o in gc.get_objects(generation=2))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
+from ..gcpause import kept_old
 
 #: a node's ``ls -l`` remark: text, or a function giving it when asked (so that
 #: a remark that costs a lookup is made only when ``ls -l`` shows it)
@@ -25,9 +26,9 @@ def sort_names(names: Iterable[str]) -> list[str]:
     lexical order otherwise."""
     names = list(names)
     try:
-        return sorted(names, key=int)
+        return kept_old(sorted(names, key=int))
     except ValueError:
-        return sorted(names)
+        return kept_old(sorted(names))
 
 
 class Node:

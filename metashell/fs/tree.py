@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from ..gcpause import kept_old
 from ..loader import enums
 from ..replay.registration import registration_offset, registration_time
 from ..timefmt import iso_time
@@ -188,9 +189,7 @@ class TopicsDir(_Dir):
         self.by_id = by_id
 
     def children(self):
-        if self.by_id:
-            return sorted(self.image.topics)
-        return sorted(self.image.topic_names)
+        return kept_old(sorted(self.image.topics if self.by_id else self.image.topic_names))
 
     def topic(self, name):
         """The topic (``TopicState``) named ``name`` here, or None."""
