@@ -212,13 +212,7 @@ class TopicDir(_Dir):
     def children(self):
         # listing folds every partition (one whose records are all undecodable does not
         # exist); the states are kept for child(), so a walk folds each partition once here
-        t = self.topic
-        states = {}
-        for pid in sorted(t.partition_records):
-            state = t.partition(pid)
-            if state is not None:
-                states[pid] = state
-        self._states = states
+        states = self._states = self.topic.partitions()
         return [str(p) for p in states] + ["id", "name"]
 
     def child(self, name):
@@ -228,9 +222,12 @@ class TopicDir(_Dir):
         if name == "name":
             return Leaf("name", t.name, change=t.change)
         pid = _int(name)
-        if pid is None or pid not in t.partition_records:
+        if self._states is not None:
+            state = self._states.get(pid)
+        elif pid is None or pid not in t.partition_records:
             return None
-        state = self._states.get(pid) if self._states is not None else t.partition(pid)
+        else:
+            state = t.partition(pid)
         if state is None:   # only undecodable PartitionRecords: Kafka never created it
             return None
         return PartitionDir(name, self.view, t, pid, state)

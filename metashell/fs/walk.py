@@ -17,17 +17,18 @@ def walk(node: Node, path_text: str) -> Iterator[tuple[str, Node]]:
     yield path_text, node
     if not node.is_dir:
         return
-    stack = [(path_text, node, iter(node.children()))]
+    # per directory the prefix of its children's paths (child_path's, made once)
+    stack = [(child_path(path_text, ""), node, iter(node.children()))]
     while stack:
-        parent_text, parent, names = stack[-1]
+        prefix, parent, names = stack[-1]
         for name in names:
             child = parent.child(name)
             if child is None:
                 continue
-            text = child_path(parent_text, name)
+            text = prefix + name
             yield text, child
             if child.is_dir:
-                stack.append((text, child, iter(child.children())))
+                stack.append((text + "/", child, iter(child.children())))
             break
         else:
             stack.pop()

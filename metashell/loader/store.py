@@ -100,6 +100,30 @@ class RecordStore:
             return None
         return (data, h.base_offset + offset_delta, timestamp) if p == n else None
 
+    def run_data(self, ref: int, shape, n: int) -> "list | None":
+        """:meth:`partition_data` of each of the ``n`` PartitionRecords of the
+        run ``shape`` whose first is ``ref`` (None for one that does not
+        decode whole), decoded in one pass over the run, their offsets and
+        times read in one call; None if the bytes no longer match the run."""
+        h, buf, start, end, append_ts = self._batch(ref >> REF_POSITION_BITS)
+        pos = start + (ref & _POSITION_MASK)
+        hit = RESOLVED.get((1, 3, shape.version))
+        if hit is None or shape.api != 3 or shape.match(buf, pos, end, n) != n:
+            return None
+        _, ts_deltas, deltas, _, _ = shape.read(buf, pos, n)
+        decoder, vlen, size = hit[1], shape.value_length, shape.size
+        base, base_ts = h.base_offset, h.base_timestamp
+        out = []
+        first = pos + shape.value
+        for vstart, d, td in zip(range(first, first + n * size, size), deltas, ts_deltas):
+            try:
+                data, p = decoder(buf[vstart:vstart + vlen], 3, vlen)
+            except DECODE_ERRORS:
+                p = -1
+            out.append((data, base + d, base_ts + td if append_ts is None else append_ts)
+                       if p == vlen else None)
+        return out
+
     def value_bytes(self, ref: int) -> bytes:
         """The undecoded value of the record ``ref`` names: two records with
         the same bytes hold the same fields (``diff`` compares partitions of

@@ -823,6 +823,39 @@ class ReplayEngine:
         if self.on_change is not None:
             self.on_change(("topic", topics[0].topic_id) if name else ("topics",), rec)
 
+    def fold_topic(self, partitions: dict, runs: "list | None") -> dict:
+        """Partition id -> state of each of a topic's partitions that exists
+        (``partitions``: its :attr:`~.image.TopicState.partition_records`),
+        in id order, as :meth:`fold_partition` gives them; a partition whose
+        only record is still the PartitionRecord of one of ``runs`` (the
+        topic's filed runs) is decoded with the rest of its run (no framing
+        read per record: -8% time for a full walk, ``find /``)."""
+        from_runs = {}
+        stamps = self._stamps
+        for ref, _, shape, pids, _ in runs or ():
+            got = self.store.run_data(ref, shape, len(pids))
+            if got is None:
+                continue
+            stamp = stamps.get(ref_file(ref))
+            for pid, r, g in zip(pids, range(ref, ref + len(pids) * shape.size, shape.size), got):
+                if g is None or partitions.get(pid) != r:   # changed since, or not as read
+                    continue
+                d, offset, ts = g
+                dirs = d.get("directories")
+                if not dirs or len(dirs) == len(d["replicas"]):
+                    from_runs[pid] = partition_state(
+                        d, (offset, ts) if stamp is None else (stamp[0], stamp[1] or ts))
+        states = {}
+        fold = self.fold_partition
+        for pid in sorted(partitions):
+            state = from_runs.get(pid)
+            if state is None:
+                state = fold(partitions[pid])
+                if state is None:
+                    continue
+            states[pid] = state
+        return states
+
     def fold_partition(self, recs) -> PartitionState | None:
         """Decode and merge a partition's records (PartitionRegistration
         semantics): the newest PartitionRecord, then each change after it.
@@ -1067,14 +1100,12 @@ def partition_from_record(d: dict, rec: Record) -> PartitionState:
 def partition_state(d: dict, change: tuple) -> PartitionState:
     """A partition's state from a PartitionRecord's fields, changed at ``change``."""
     replicas = d["replicas"]
-    return PartitionState(
-        partition_id=d["partitionId"], topic_id=d["topicId"], replicas=replicas, isr=d["isr"],
-        removing_replicas=d["removingReplicas"] or [], adding_replicas=d["addingReplicas"] or [],
-        leader=d["leader"], leader_recovery_state=d.get("leaderRecoveryState", 0),
-        leader_epoch=d["leaderEpoch"], partition_epoch=d["partitionEpoch"],
-        directories=_default_to_migrating(d.get("directories"), len(replicas)),
-        elr=d.get("eligibleLeaderReplicas") or [], last_known_elr=d.get("lastKnownElr") or [],
-        change=change)
+    return PartitionState(   # positional, in field order: -6% time for a full walk (find /)
+        d["partitionId"], d["topicId"], replicas, d["isr"],
+        d["removingReplicas"] or [], d["addingReplicas"] or [],
+        d["leader"], d.get("leaderRecoveryState", 0), d["leaderEpoch"], d["partitionEpoch"],
+        _default_to_migrating(d.get("directories"), len(replicas)),
+        d.get("eligibleLeaderReplicas") or [], d.get("lastKnownElr") or [], change)
 
 
 _RANGES: dict[int, tuple] = {}   # n -> (0, ..., n - 1): a run's partition ids, mostly

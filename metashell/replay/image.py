@@ -186,7 +186,20 @@ class TopicState:
     def partition_ids(self) -> list[int]:
         """Partitions that exist: a partition whose every PartitionRecord is
         undecodable was never created (Kafka skips such records)."""
-        return sorted(pid for pid in self.partition_records if self.partition(pid) is not None)
+        return list(self.partitions())
+
+    def partitions(self) -> dict:
+        """Partition id -> :class:`PartitionState` of each partition that
+        exists, in id order (a listing folds them all: the engine decodes
+        its runs' untouched partitions together)."""
+        recs = self.partition_records
+        if self.folder is None:
+            return {}
+        fold_topic = getattr(getattr(self.folder, "__self__", None), "fold_topic", None)
+        if fold_topic is not None:
+            return fold_topic(recs, self.filed_runs)
+        states = {pid: self.folder(recs[pid]) for pid in sorted(recs)}
+        return {pid: state for pid, state in states.items() if state is not None}
 
     def partition(self, pid: int) -> PartitionState | None:
         recs = self.partition_records.get(pid)

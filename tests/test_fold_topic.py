@@ -1,0 +1,108 @@
+"""Listing a topic folds its partitions together (``ReplayEngine.fold_topic``:
+a run's untouched PartitionRecords decoded in one pass over the run,
+``RecordStore.run_data``): it must give exactly what folding each partition
+on its own gives, on every layout, after changes, and on every corpus input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from metashell.loader.writer import LogWriter, Out, record
+from metashell.session import open_session
+from test_partition_layout import (CASES, CORPORA, DIRS, TS, _corpus_inputs, changes, partition,
+                                   snapshot, tid, topic_of)
+
+SNAPSHOT = "00000000000000001000-0000000003.checkpoint"
+
+
+def one_by_one(topic) -> dict:
+    states = {pid: topic.partition(pid) for pid in sorted(topic.partition_records)}
+    return {pid: s for pid, s in states.items() if s is not None}
+
+
+def check(path: Path) -> list:
+    """Every topic's listing against its partitions folded one by one, in
+    two loads (a fold may report a problem once); the states listed."""
+    together, alone = open_session(path), open_session(path)
+    listed = []
+    for tid_ in sorted(together.image.topics):
+        states = together.image.topics[tid_].partitions()
+        assert states == one_by_one(alone.image.topics[tid_]), tid_
+        assert list(states) == sorted(states)
+        listed.append(states)
+    assert together.engine.skipped == alone.engine.skipped
+    return listed
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_layout_lists_as_folding_does(tmp_path, case, version):
+    path = snapshot(tmp_path / SNAPSHOT, [topic_of(0, version, CASES[case]),
+                                          topic_of(1, version, CASES["uniform"])])
+    listed = check(path)
+    assert [len(s) for s in listed] == [len(CASES[case]), 6]
+    # the snapshot's last offset (its end, 1000, less one) and time, as its records show
+    assert {s.change for states in listed for s in states.values()} == {(999, TS)}
+
+
+def test_a_run_is_decoded_together(tmp_path):
+    path = snapshot(tmp_path / SNAPSHOT, [topic_of(0, 2, CASES["uniform"])])
+    s = open_session(path)
+    t = s.image.topic_by_name("topic-0")
+    t.partition_records   # filed
+    (ref, _, shape, pids, _), = t.filed_runs
+    got = s.engine.store.run_data(ref, shape, len(pids))
+    assert [d["partitionId"] for d, _, _ in got] == list(pids)
+    assert [offset for _, offset, _ in got] == list(range(2, 2 + len(pids)))
+    assert s.engine.store.run_data(ref + shape.size, shape, len(pids)) is None   # not a run there
+
+
+def test_directories_for_other_replicas_and_a_partition_twice(tmp_path):
+    bad = [partition(0, p, 1, (1, 2, 3), (1, 2, 3), dirs=DIRS[:2] if p == 1 else None)
+           for p in range(3)]
+    twice = [partition(1, p % 2, 0, (1, 2), (1,) if p >= 2 else (1, 2)) for p in range(4)]
+    listed = check(snapshot(tmp_path / SNAPSHOT, [bad, twice]))
+    assert [sorted(s) for s in listed] == [[0, 2], [0, 1]]
+    assert [s.isr for s in listed[1].values()] == [[1], [1]]   # the later record of each
+
+
+def test_a_partition_that_does_not_decode(tmp_path):
+    """A PartitionRecord whose body runs past its value (framed as its
+    neighbours: still in their run) is not listed: Kafka skips it."""
+    parts = [partition(0, p, 2, (1, 2), (1, 2)) for p in range(4)]
+    value = bytearray(parts[1].encoded_value())
+    at = 3 + 4 + 16          # after frame header, partitionId and topicId: the replicas' count
+    assert value[at] == 3
+    value[at] = 0x7F         # 126 replicas
+    parts[1] = Out(value=bytes(value))
+    listed = check(snapshot(tmp_path / SNAPSHOT, [parts]))
+    assert sorted(listed[0]) == [0, 2, 3]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(version=st.integers(0, 2),
+       log=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 2), changes), max_size=12))
+def test_changed_partitions_list_as_folding_does(tmp_path_factory, version, log):
+    part = tmp_path_factory.mktemp("c") / "__cluster_metadata-0"
+    part.mkdir()
+    snapshot(part / "00000000000000000100-0000000003.checkpoint",
+             [topic_of(t, version, CASES["uniform"]) for t in range(2)])
+    w = LogWriter(100, 3, TS)
+    for p, v, fields in log:
+        if v < 1:
+            fields.pop("directories", None)
+        if v < 2:
+            fields.pop("eligibleLeaderReplicas", None)
+        w.batch([record("PartitionChangeRecord", v, partitionId=p, topicId=tid(p % 2), **fields)])
+    w.write(part / "00000000000000000100.log")
+    check(part.parent)
+
+
+@pytest.mark.parametrize("path", _corpus_inputs(), ids=lambda p: p.name)
+def test_every_corpus_input(path):
+    if "shared" in path.parts and not CORPORA.is_dir():
+        pytest.skip(f"shared corpus not found at {CORPORA}")
+    check(path)
