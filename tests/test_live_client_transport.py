@@ -291,3 +291,33 @@ def test_a_name_that_does_not_resolve():
     _events, error, seconds = run(observer)
     assert "no-such-controller.invalid:9093" in str(error) and "resolve" in str(error)
     assert seconds < 4
+
+
+def test_connects_with_more_than_a_thousand_files_open(server):
+    """Descriptors past 1024 (a script or an executor with many files open):
+    the connect waits on a selector, which takes them (select() does not)."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"at most {hard} open files here")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    held = []
+    try:
+        while not held or held[-1].fileno() < 1030:
+            held.append(open("/dev/null", "rb"))
+        s = server()     # answers ApiVersions, then parks the Fetch
+        observer = Observer(LiveConfig(parse_controllers(f"127.0.0.1:{s.port}"), timeout=5))
+        result = {}
+        thread = threading.Thread(target=lambda: result.update(error=run(observer, 10)[1]))
+        thread.start()
+        deadline = time.monotonic() + 5
+        while p.FETCH not in s.requests and thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        observer.close()
+        thread.join(5)
+        assert p.FETCH in s.requests, result   # connected, and got as far as fetching
+        assert result["error"] is None
+    finally:
+        for f in held:
+            f.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -24,7 +24,7 @@ from __future__ import annotations
 import errno
 import itertools
 import os
-import select
+import selectors
 import socket
 import ssl
 import struct
@@ -84,12 +84,15 @@ class Connection:
             self._sock = sock
             sock.setblocking(False)
             code = sock.connect_ex(sockaddr)
-            while code in (errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EALREADY):
-                if self._closed.is_set():
-                    raise Unreachable("closed")
-                _, writable, _ = select.select([], [sock], [], min(_POLL, _left(deadline)))
-                if writable:
-                    code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            # a selector, not select(): a process with 1024 files open (a script
+            # or a Spark executor reading many) has descriptors select() refuses
+            with selectors.DefaultSelector() as waiting:
+                waiting.register(sock, selectors.EVENT_WRITE)
+                while code in (errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EALREADY):
+                    if self._closed.is_set():
+                        raise Unreachable("closed")
+                    if waiting.select(min(_POLL, _left(deadline))):
+                        code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
             if code == 0:
                 return sock
             sock.close()
