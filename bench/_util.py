@@ -137,7 +137,7 @@ def _uuid(rng: random.Random) -> str:
 
 def cluster_records(topics: int, partitions: int, *, brokers: int = 6, controllers: int = 3,
                     replication: int = 3, seed: int = 42, partition_version: int = 2,
-                    shrunk_every: int = 0):
+                    shrunk_every: int = 0, mixed: bool = False):
     """The metadata records of a realistic 4.x cluster image, in the order
     ``MetadataImage.write`` uses: features, controllers and brokers, topics
     each followed by its partitions (PartitionRecord v``partition_version``,
@@ -145,7 +145,9 @@ def cluster_records(topics: int, partitions: int, *, brokers: int = 6, controlle
     ISR, leader = first replica), configs, producer ids. Yields writer
     ``Out`` objects lazily.
     ``shrunk_every``: every so many partitions has lost its last replica from
-    the ISR (the same cluster a little later, for ``diff``)."""
+    the ISR (the same cluster a little later, for ``diff``).
+    ``mixed``: topics as a real cluster has them instead (:func:`mixed_topics`),
+    ``topics`` x ``partitions`` partitions in all."""
     rng = random.Random(seed)
     replication = min(replication, brokers)
     for name, level in (("metadata.version", 29), ("eligible.leader.replicas.version", 1),
@@ -178,19 +180,25 @@ def cluster_records(topics: int, partitions: int, *, brokers: int = 6, controlle
                      rack=f"rack-{b % 3}", fenced=False, inControlledShutdown=False,
                      logDirs=[log_dirs[b]])
     configs = []
-    for t in range(topics):
+    plan = (mixed_topics(topics * partitions, brokers, rng) if mixed else
+            ((topic_name(t), [[((t + p + k) % brokers) + 1 for k in range(replication)]
+                              for p in range(partitions)]) for t in range(topics)))
+    n = 0   # partitions so far
+    for t, (name, assignment) in enumerate(plan):
         tid = _uuid(rng)
-        name = topic_name(t)
         yield record("TopicRecord", name=name, topicId=tid)
-        for p in range(partitions):
-            first = (t + p) % brokers
-            replicas = [((first + k) % brokers) + 1 for k in range(replication)]
+        for p, replicas in enumerate(assignment):
             dirs = {"directories": [log_dirs[r] for r in replicas]} if partition_version else {}
-            shrunk = shrunk_every and (t * partitions + p) % shrunk_every == 0
+            shrunk = shrunk_every and n % shrunk_every == 0
+            n += 1
+            isr, leader = (replicas[:-1] if shrunk else list(replicas)), replicas[0]
+            if mixed and rng.random() < 0.02:    # lagging followers: only the leader in sync
+                isr = replicas[:1]
+            if mixed and rng.random() < 0.001:   # offline: the last replica in sync is down
+                isr, leader = replicas[-1:], -1
             yield record("PartitionRecord", partition_version, partitionId=p, topicId=tid,
-                         replicas=replicas, isr=replicas[:-1] if shrunk else list(replicas),
-                         removingReplicas=[], addingReplicas=[], leader=replicas[0],
-                         leaderEpoch=rng.randrange(0, 20),
+                         replicas=replicas, isr=isr, removingReplicas=[], addingReplicas=[],
+                         leader=leader, leaderEpoch=rng.randrange(0, 20),
                          partitionEpoch=rng.randrange(0, 40) + (1 if shrunk else 0), **dirs)
         if t % 10 == 0:
             configs.append((name, "retention.ms", str(rng.choice((3600000, 86400000, 604800000)))))
@@ -204,6 +212,27 @@ def cluster_records(topics: int, partitions: int, *, brokers: int = 6, controlle
     for name, key, value in configs:
         yield record("ConfigRecord", resourceType=2, resourceName=name, name=key, value=value)
     yield record("ProducerIdsRecord", brokerId=1, brokerEpoch=1001, nextProducerId=123000)
+
+
+# a real cluster's topics: many of one or a few partitions, some of dozens or more
+MIXED_PARTITIONS = (1, 1, 1, 2, 3, 3, 6, 8, 12, 12, 16, 24, 32, 50, 100)
+MIXED_REPLICATION = (1, 2, 3, 3, 3, 3)
+MIXED_NAMES = ("orders", "payments.v2", "clickstream-raw-events", "audit", "_connect-offsets",
+               "tenant-17.billing.invoices")
+
+
+def mixed_topics(partitions: int, brokers: int, rng: random.Random):
+    """``(name, replicas per partition)`` of topics as a real cluster has
+    them, ``partitions`` in all: partition counts from 1 to 100, replication
+    1 to 3 (each partition's replicas drawn anew), names of many lengths."""
+    n = t = 0
+    while n < partitions:
+        count = min(rng.choice(MIXED_PARTITIONS), partitions - n)
+        rf = min(rng.choice(MIXED_REPLICATION), brokers)
+        name = f"{rng.choice(MIXED_NAMES)}-{t}" + "x" * rng.randrange(0, 30)
+        yield name, [rng.sample(range(1, brokers + 1), rf) for _ in range(count)]
+        n += count
+        t += 1
 
 
 def topic_name(t: int) -> str:

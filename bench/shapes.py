@@ -17,6 +17,10 @@ the project's writer (``_util``) and cached under ``bench/out/``:
                    moves; 1 to 200 per batch) and 200,000 NoOpRecords (one per batch)
 ``create-topics``  a segment and no snapshot: registrations, then CreateTopics
                    batches of 5,000 partitions (500 topics x 10) each
+``snap-mixed``     snapshot, 8 MiB batches, PartitionRecord v2, topics as a real
+                   cluster has them: 1 to 100 partitions, replication 1 to 3, each
+                   partition's replicas drawn anew, names of many lengths, a few
+                   lagging or offline partitions (``_util.mixed_topics``)
 
 (sizes for the default ``--partitions 1000000``; every count scales with it).
 
@@ -62,7 +66,7 @@ from _util import (OUT_DIR, Timer, batched, best_of_fresh, cat_one, cluster_reco
 from metashell.loader.writer import MAX_BATCH_BYTES, LogWriter, record, segment_name, snapshot_name
 
 SHAPES = ("snap-8mib-v2", "snap-small-v2", "snap-8mib-v1", "snap-8mib-v0", "logdir",
-          "create-topics")
+          "create-topics", "snap-mixed")
 GENERATOR_VERSION = 1
 PARTITIONS_PER_TOPIC = 10
 CREATE_TOPICS_BATCH = 5_000     # partitions per CreateTopics batch
@@ -78,9 +82,10 @@ SPREAD = 1.5
 
 # --------------------------------------------------------------------------- generating
 
-def _snapshot(path: Path, partitions: int, version: int, per_batch, max_bytes) -> dict:
+def _snapshot(path: Path, partitions: int, version: int, per_batch, max_bytes,
+              mixed: bool = False) -> dict:
     n = write_snapshot(path, cluster_records(partitions // PARTITIONS_PER_TOPIC, PARTITIONS_PER_TOPIC,
-                                             partition_version=version),
+                                             partition_version=version, mixed=mixed),
                        epoch=EPOCH, timestamp=TIMESTAMP, per_batch=per_batch, max_bytes=max_bytes)
     return {"records": n}
 
@@ -198,6 +203,8 @@ def shape_path(shape: str, partitions: int) -> tuple[Path, dict]:
                 info = _logdir(path, partitions)
             elif shape == "create-topics":
                 info = _create_topics(path, partitions)
+            elif shape == "snap-mixed":
+                info = _snapshot(path, partitions, 2, None, MAX_BATCH_BYTES, mixed=True)
             else:
                 version = int(shape[-1])
                 small = shape.startswith("snap-small")

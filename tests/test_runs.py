@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from metashell.loader import reader
 from metashell.loader.compression import LZ4, ZSTD
 from metashell.loader.primitives import uuid_from_str
 from metashell.loader.reader import FileReader
@@ -181,7 +182,9 @@ def test_deferred_reading_takes_a_topics_partitions_as_one_entry(tmp_path):
 def topic_outs(plan: list, filler: int) -> list[Out]:
     """``filler`` ConfigRecords (so that the topics' offset deltas take one,
     two or three bytes), then per ``(name, partitions, how)`` of ``plan`` a
-    TopicRecord and its partitions, ``how`` spoiling the usual shape."""
+    TopicRecord and its partitions, ``how`` spoiling the usual shape (or
+    giving its partitions another: ``two-replicas``, or one of them:
+    ``lagging``)."""
     outs = [record("ConfigRecord", resourceType=2, resourceName="x", name="k", value="v")] * filler
     for t, (name, count, how) in enumerate(plan):
         owner = t - 1 if how == "an-id-again" and t else t
@@ -197,17 +200,27 @@ def topic_outs(plan: list, filler: int) -> list[Out]:
         outs.append(topic)
         if how == "another-topic":                          # partitions that name another id
             owner = t + 50
-        outs += [partition(owner, p) for p in range(count)]
+        replicas = (4, 5) if how == "two-replicas" else (1, 2, 3)
+        outs += [partition(owner, p, replicas) for p in range(count)]
+        if how == "lagging" and count:                      # one follower out of the ISR
+            lagging = outs[-(count // 2) - 1].data
+            outs[-(count // 2) - 1] = record("PartitionRecord", **{**lagging, "isr": lagging["isr"][:1]})
     return outs
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(plan=st.lists(st.tuples(st.sampled_from(["ab", "cd", "e", "f\u00e9", "g" * 60]), st.integers(0, 4),
                                st.sampled_from(["plain"] * 4 + ["keyed", "later", "undecodable-name",
-                                                                "another-topic", "an-id-again"])),
+                                                                "another-topic", "an-id-again",
+                                                                "lagging", "two-replicas"])),
                      min_size=1, max_size=25),
        filler=st.sampled_from([0, 40, 8200]))
-def test_a_topic_with_its_partitions_in_one_match_is_read_as_record_by_record(tmp_path, plan, filler):
+@pytest.mark.parametrize("topic_run_after", [1, reader.TOPIC_RUN_AFTER])
+def test_a_topic_with_its_partitions_in_one_match_is_read_as_record_by_record(
+        tmp_path, monkeypatch, topic_run_after, plan, filler):
+    """(A TopicRun made after the first topic of its shape, or only after
+    as many as the reader waits for.)"""
+    monkeypatch.setattr(reader, "TOPIC_RUN_AFTER", topic_run_after)
     w = LogWriter(0, 3, TS)
     w.batch(topic_outs(plan, filler))
     p = tmp_path / "00000000000000000000.log"
@@ -217,16 +230,44 @@ def test_a_topic_with_its_partitions_in_one_match_is_read_as_record_by_record(tm
     assert (shown(a), problems(a)) == (shown(b), problems(b))
 
 
-def test_topics_after_the_first_are_each_one_match(tmp_path):
-    """Topics past the first: one entry each, but for a topic with too few
-    partitions for a run or with partitions of another id (the first topic
-    of a new name length is one entry too, made record by record)."""
+@pytest.mark.parametrize("topic_run_after", [1, reader.TOPIC_RUN_AFTER])
+def test_topics_after_the_first_are_each_one_entry(tmp_path, monkeypatch, topic_run_after):
+    """Topics past the first: one entry each (one of one partition too), but
+    for a topic whose partitions name another id; one match each once a
+    TopicRun of their shape is made (the first topic of a new name length
+    is one entry too, made record by record)."""
+    monkeypatch.setattr(reader, "TOPIC_RUN_AFTER", topic_run_after)
     plan = [("ab", 3, "plain"), ("cd", 3, "plain"), ("ef", 1, "plain"), ("gh", 3, "plain"),
             ("ij", 3, "another-topic"), ("kl", 3, "plain"), ("mnop", 3, "plain"), ("qrst", 3, "plain")]
     w = LogWriter(0, 3, TS)
     w.batch(topic_outs(plan, 9000))
     p = tmp_path / "00000000000000000000.log"
     p.write_bytes(w.getvalue())
-    entries = [e for b in RecordStore().open(p) for e in b.records if type(e) is tuple]
-    assert [len(e) for e in entries] == [7, 5, 8, 7, 4, 8, 7, 5, 8, 8, 8]
+    file = RecordStore().open(p)
+    entries = [e for b in file for e in b.records if type(e) is tuple]
+    assert [len(e) for e in entries] == [7, 5, 8, 8, 8, 7, 5, 8, 8, 8]
+    assert [len(e[7][3]) for e in entries if len(e) == 8] == [3, 1, 3, 3, 3, 3]
+    assert bool(file._topic_runs) == (topic_run_after == 1)
     assert compare_file(p) == 7 * 3 + 1
+
+
+def test_partitions_of_other_shapes_stay_runs(tmp_path):
+    """A lagging partition (a shorter ISR) is a run of one, and the topic's
+    partitions after it one run of the shape seen before; a topic whose
+    partitions have another replication factor finds theirs by their first
+    byte once seen, even with one partition: the topic stays in runs."""
+    plan = [("ab", 4, "plain"), ("cd", 4, "plain"), ("ef", 4, "lagging"), ("gh", 4, "plain"),
+            ("ij", 4, "two-replicas"), ("kl", 1, "two-replicas"), ("mn", 4, "plain")]
+    w = LogWriter(0, 3, TS)
+    w.batch(topic_outs(plan, 0))
+    p = tmp_path / "00000000000000000000.log"
+    p.write_bytes(w.getvalue())
+    entries = [e for b in RecordStore().open(p) for e in b.records if type(e) is tuple]
+    assert [(len(e), e[7][3] if len(e) == 8 else e[3] if len(e) == 5 else None) for e in entries] == [
+        (7, None), (5, (0, 1, 2, 3)), (8, (0, 1, 2, 3)),
+        (8, (0,)), (5, (1,)), (5, (2, 3)),                   # ef: partition 1 lags
+        (8, (0, 1, 2, 3)), (7, None), (5, (0, 1, 2, 3)),     # ij: a shape not seen before
+        (8, (0,)), (8, (0, 1, 2, 3))]
+    assert compare_file(p) == 4 * 6 + 1   # every partition deferred
+    a, b = deferred(p), eager(p)
+    assert (shown(a), problems(a)) == (shown(b), problems(b))

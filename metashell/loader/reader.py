@@ -31,7 +31,7 @@ from .noop_runs import NoOpRun
 from .noop_runs import match as noop_run
 from .primitives import INT16, URLSAFE, b2a_base64, read_varint, uuid_text
 from .records import CONTROL, DECODE_ERRORS, METADATA, RESOLVED, Record, fill_metadata
-from .runs import MIN_RUN, OFFSET_DELTAS, TIMESTAMP_DELTAS, PartitionRun, run_after, topic_run_after
+from .runs import OFFSET_DELTAS, TIMESTAMP_DELTAS, PartitionRun, TopicRun, run_after, topic_run_after
 from .runs import key as topic_key
 
 
@@ -141,9 +141,12 @@ class FileReader:
         self.batch_positions = array("q")
         self._saw_frame0 = False
         self._runs: dict = {}   # run shapes of partition records (loader/runs.py)
+        self._by_length: dict = {}   # the last (shape, spec, decoder) of PartitionRecords by first byte
         self._topic_shapes: dict = {}   # TopicRuns by their shape (loader/runs.py)
         self._topic_runs: dict = {}     # TopicRuns by runs.key: the last of each
-        self._name_at = 0               # runs.key's name_at of the last TopicRun
+        self._topic_seen: dict = {}     # runs.key -> topics read record by record
+        self._name_ats: tuple = ()      # runs.key's name_at of TopicRuns (a few)
+        self._name_at_by_width = [0, 0]  # the last one matched, per record length width (1, 2+)
         self._changes = ChangeShapes()  # shapes of the change records deferred (.change_batches)
 
     def __iter__(self):
@@ -274,44 +277,73 @@ class FileReader:
         total = h.count if count is None else count
         runs = self._runs
         last = None   # the last run's (shape, spec, decoder)
-        topic_runs, name_at = self._topic_runs, self._name_at if deferring else 0
+        by_length = self._by_length
+        topic_runs, by_width = self._topic_runs, self._name_at_by_width
+        name_ats = self._name_ats if deferring else ()
         i = 0         # records read so far
         while i < total:
             at = pos  # where the record starts, for messages and refs
-            if name_at and pos + name_at < end:
+            if name_ats:
                 # a TopicRecord and its partitions framed as a topic's before them,
-                # in one match (runs.TopicRun)
-                tr = topic_runs.get(name_at << 8 | buf[pos + name_at])
-                if tr is not None:
-                    m = tr.pattern.match(buf, pos, end)
-                    if m is not None:
-                        run = tr.run
-                        start = pos + tr.size
-                        n = (m.end() - start) // run.size
-                        if n >= total - i:
-                            n = total - i - 1
-                        ts, od, name, raw = m.groups()
-                        try:
-                            name = str(name, "utf-8")
-                        except UnicodeDecodeError:   # the per-record path says so
-                            n = 0
-                        if n >= MIN_RUN:
-                            # the offset delta: most of an 8 MiB batch's are 3 bytes, and
-                            # each is new, so read here rather than through a memo
-                            if len(od) == 3:
-                                u = (od[0] & 0x7F) | ((od[1] & 0x7F) << 7) | (od[2] << 14)
-                                offset = base + ((u >> 1) ^ -(u & 1))
-                            else:
-                                offset = base + OFFSET_DELTAS[od]
-                            unpack = run.pid_structs.get(n) or run.pid_unpacker(n)
-                            out.append((ref_base + pos - payload, 2, name, raw, offset,
-                                        base_ts + TIMESTAMP_DELTAS[ts] if append_ts is None else append_ts,
-                                        # uuid_text(raw), inline: one call fewer per topic
-                                        b2a_base64(raw, newline=False)[:22].translate(URLSAFE).decode(),
-                                        (ref_base + start - payload, 3, run, unpack(buf, start), raw)))
-                            pos = start + n * run.size
-                            i += n + 1
+                # in one match (runs.TopicRun), found by runs.key (inline) where the
+                # name's length was in the last one whose length varint was as wide
+                # (names of many lengths: -5% reader time on the mixed snapshot), or
+                # else where another's was
+                name_at = by_width[buf[pos] >> 7]
+                q = pos + name_at
+                try:   # past the batch: a key whose pattern, if any, does not match there
+                    nb = buf[q]
+                    tr = topic_runs.get(name_at << 16 | nb << 8 | buf[q + nb + 18]) if name_at else None
+                except IndexError:   # past the file
+                    tr = None
+                m = None if tr is None else tr.pattern.match(buf, pos, end)
+                if m is None:
+                    # else partitions of a shape seen before (a lagging replica's shorter
+                    # ISR, then the topic's usual shape), found by their first byte, as
+                    # one run (-10% reader instructions on the bench's mixed snapshot)
+                    again = by_length.get(buf[pos])
+                    if again is not None:
+                        run = again[0]
+                        m = run.pattern.match(buf, pos, end)
+                        if m is not None:
+                            n = min((m.end() - pos) // run.size, total - i)
+                            out.append((ref_base + pos - payload, 3, run,
+                                        (run.pid_structs.get(n) or run.pid_unpacker(n))(buf, pos),
+                                        m.group(1)))
+                            pos += n * run.size
+                            i += n
+                            last = again
                             continue
+                    if len(name_ats) > 1:
+                        tr, m = self._topic_run_at(buf, pos, end, name_at)
+                if m is not None:
+                    run = tr.run
+                    start = pos + tr.size
+                    n = (m.end() - start) // run.size
+                    if n >= total - i:
+                        n = total - i - 1
+                    ts, od, name, raw = m.groups()
+                    try:
+                        name = str(name, "utf-8")
+                    except UnicodeDecodeError:   # the per-record path says so
+                        n = 0
+                    if n:
+                        # the offset delta: most of an 8 MiB batch's are 3 bytes, and
+                        # each is new, so read here rather than through a memo
+                        if len(od) == 3:
+                            u = (od[0] & 0x7F) | ((od[1] & 0x7F) << 7) | (od[2] << 14)
+                            offset = base + ((u >> 1) ^ -(u & 1))
+                        else:
+                            offset = base + OFFSET_DELTAS[od]
+                        unpack = run.pid_structs.get(n) or run.pid_unpacker(n)
+                        out.append((ref_base + pos - payload, 2, name, raw, offset,
+                                    base_ts + TIMESTAMP_DELTAS[ts] if append_ts is None else append_ts,
+                                    # uuid_text(raw), inline: one call fewer per topic
+                                    b2a_base64(raw, newline=False)[:22].translate(URLSAFE).decode(),
+                                    (ref_base + start - payload, 3, run, unpack(buf, start), raw)))
+                        pos = start + n * run.size
+                        i += n + 1
+                        continue
             rend, attributes, ts_delta, offset_delta, kpos, klen, vstart, vlen, hpos = frame(
                 buf, pos, end, payload)
             pos = rend
@@ -339,6 +371,8 @@ class FileReader:
                                 == buf[vstart + 7:vstart + 23]):
                             run = run_after(runs, buf, at, vstart - at, rend - at)
                             last = (run, spec, decoder)
+                            if api == 3:
+                                by_length[buf[at]] = last
                             n = run.match(buf, at, end, total - i + 1)
                         if n:
                             out.append((ref_base + at - payload, api, run,
@@ -346,6 +380,16 @@ class FileReader:
                                         bytes(buf[vstart + 7:vstart + 23])))
                             pos = at + n * run.size
                             i += n - 1
+                        elif api == 3:
+                            # a topic's only partition, or one shaped unlike the next (a
+                            # lagging replica's shorter ISR): a run of one, so that the
+                            # topic stays in runs (summary counts them from their bytes),
+                            # its shape kept by its first byte for the partitions to come
+                            # (the mixed snapshot's engine time -47%, `summary` 0.49x -> 0.31x walk)
+                            run = run_after(runs, buf, at, vstart - at, rend - at)
+                            out.append((ref_base + at - payload, 3, run, run.pid_unpacker(1)(buf, at),
+                                        bytes(buf[vstart + 7:vstart + 23])))
+                            last = by_length[buf[at]] = (run, spec, decoder)
                         else:
                             # int32 partitionId and uuid topicId open the body
                             out.append((ref_base + at - payload, api, *partition_key(buf, vstart + 3)))
@@ -369,12 +413,15 @@ class FileReader:
                                 raw = bytes(buf[vstart + 3 + nb:vstart + 19 + nb])
                                 tid = uuid_text(raw)   # not kept in UUID_TEXT: -6% `ls` on a snapshot
                                 ts = base_ts + ts_delta if append_ts is None else append_ts
-                                if last is not None and i < total:
-                                    run = last[0]
+                                # its partitions' shape: the one last seen with their first byte
+                                cand = (by_length.get(buf[pos]) or last) if i < total else None
+                                if cand is not None:
+                                    last = cand
+                                    run = cand[0]
                                     m = run.pattern.match(buf, pos, end)
                                     if m is not None:
                                         n = min((m.end() - pos) // run.size, total - i)
-                                        if n >= MIN_RUN:
+                                        if n:   # one or more
                                             unpack = run.pid_structs.get(n) or run.pid_unpacker(n)
                                             rid = m.group(1)
                                             entry = (ref_base + pos - payload, 3, run, unpack(buf, pos),
@@ -385,12 +432,11 @@ class FileReader:
                                                 out.append((ref_base + at - payload, 2, name, raw,
                                                             base + offset_delta, ts, tid, entry))
                                                 # the next topics alike, at the loop's top
-                                                k = topic_key(vstart - at + 3, nb)
-                                                tr = topic_runs.get(k)
-                                                if tr is None or tr.run is not run:
-                                                    tr = topic_runs[k] = topic_run_after(
-                                                        self._topic_shapes, buf, at, vstart, run)
-                                                name_at = self._name_at = tr.name_at
+                                                tr = self._topic_run_for(buf, at, vstart, end, run)
+                                                if tr is not None:
+                                                    by_width[buf[at] >> 7] = tr.name_at
+                                                    if tr.name_at not in name_ats:
+                                                        name_ats = self._name_ats = (tr.name_at, *name_ats[:5])
                                                 continue
                                             out.append((ref_base + at - payload, 2, name, raw,
                                                         base + offset_delta, ts, tid))
@@ -471,6 +517,36 @@ class FileReader:
 
     # -- runs of partition records (loader/runs.py) ----------------------------------
 
+    def _topic_run_for(self, buf, at: int, vstart: int, end: int, run: PartitionRun) -> "TopicRun | None":
+        """The TopicRun of the TopicRecord at ``at`` (its value at
+        ``vstart``) followed by partitions of shape ``run``: made (a
+        compile, ~0.15 ms) once :data:`TOPIC_RUN_AFTER` topics like it were
+        read record by record, so that a shape few topics have costs no
+        compile (a snapshot of mixed topics has hundreds of shapes)."""
+        k = topic_key(buf, at, vstart - at + 3, end)
+        tr = self._topic_runs.get(k)
+        if tr is None or tr.run is not run:
+            seen = self._topic_seen[k] = self._topic_seen.get(k, 0) + 1
+            if seen < TOPIC_RUN_AFTER:
+                return None
+            tr = self._topic_runs[k] = topic_run_after(self._topic_shapes, buf, at, vstart, run)
+        return tr
+
+    def _topic_run_at(self, buf, pos: int, end: int, tried: int) -> tuple:
+        """``(TopicRun, match)`` at ``pos`` for a TopicRecord whose name's
+        length is at another of the places seen than ``tried`` (see _parse),
+        or ``(None, None)``; the place found is tried first from now on for
+        records whose length is as wide."""
+        for name_at in self._name_ats:
+            if name_at == tried or pos + name_at >= end or buf[pos + name_at - 2] != 2:   # apiKey
+                continue
+            tr = self._topic_runs.get(topic_key(buf, pos, name_at, end))
+            m = None if tr is None else tr.pattern.match(buf, pos, end)
+            if m is not None:
+                self._name_at_by_width[buf[pos] >> 7] = name_at
+                return tr, m
+        return None, None
+
     def _run(self, last: tuple, h: BatchHeader, buf, pos: int, end: int, limit: int,
              ref_base: int | None, payload: int, out: list) -> int:
         """Take the run of partition records shaped as ``last`` (shape, spec,
@@ -550,6 +626,10 @@ class FileReader:
 
 
 _PARTITION_KEY = struct.Struct(">i16s").unpack_from   # int32 partitionId, uuid topicId
+# topics of one shape read record by record before its TopicRun is made: a
+# shape few topics have costs no compile (-34% reader instructions on the
+# bench's mixed snapshot at 100,000 partitions, the same time at 1 M)
+TOPIC_RUN_AFTER = 16
 
 
 def deferred_refs(entry: tuple) -> "range | list | tuple":

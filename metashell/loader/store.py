@@ -108,7 +108,8 @@ class RecordStore:
         h, buf, start, end, append_ts = self._batch(ref >> REF_POSITION_BITS)
         pos = start + (ref & _POSITION_MASK)
         hit = RESOLVED.get((1, 3, shape.version))
-        if hit is None or shape.api != 3 or shape.match(buf, pos, end, n) != n:
+        m = shape.pattern.match(buf, pos, end) if hit is not None and shape.api == 3 else None
+        if m is None or m.end() - pos < n * shape.size:
             return None
         _, ts_deltas, deltas, _, _ = shape.read(buf, pos, n)
         decoder, vlen, size = hit[1], shape.value_length, shape.size
