@@ -21,6 +21,7 @@ the project's writer (``_util``) and cached under ``bench/out/``:
                    cluster has them: 1 to 100 partitions, replication 1 to 3, each
                    partition's replicas drawn anew, names of many lengths, a few
                    lagging or offline partitions (``_util.mixed_topics``)
+``logdir-mixed``   the ``logdir`` log on the ``snap-mixed`` snapshot
 
 (sizes for the default ``--partitions 1000000``; every count scales with it).
 
@@ -66,7 +67,7 @@ from _util import (OUT_DIR, Timer, batched, best_of_fresh, cat_one, cluster_reco
 from metashell.loader.writer import MAX_BATCH_BYTES, LogWriter, record, segment_name, snapshot_name
 
 SHAPES = ("snap-8mib-v2", "snap-small-v2", "snap-8mib-v1", "snap-8mib-v0", "logdir",
-          "create-topics", "snap-mixed")
+          "create-topics", "snap-mixed", "logdir-mixed")
 GENERATOR_VERSION = 1
 PARTITIONS_PER_TOPIC = 10
 CREATE_TOPICS_BATCH = 5_000     # partitions per CreateTopics batch
@@ -132,7 +133,7 @@ def _controller_log(partition_records: list, base: int, changes: int, noops: int
     yield b"".join(w.parts)
 
 
-def _logdir(path: Path, partitions: int) -> dict:
+def _logdir(path: Path, partitions: int, mixed: bool = False) -> dict:
     part = path / "__cluster_metadata-0"
     part.mkdir(parents=True)
     parts = []
@@ -140,12 +141,15 @@ def _logdir(path: Path, partitions: int) -> dict:
     def keep(records):
         for r in records:
             if r.spec.name == "PartitionRecord":
-                parts.append((r.data["topicId"], r.data["partitionId"], r.data["replicas"]))
+                # (one replica: the log's leader moves between it and itself)
+                replicas = r.data["replicas"]
+                parts.append((r.data["topicId"], r.data["partitionId"],
+                              replicas if len(replicas) > 1 else replicas * 2))
             yield r
 
     tmp = part / "snapshot.tmp"
     n = write_snapshot(tmp, keep(cluster_records(partitions // PARTITIONS_PER_TOPIC,
-                                                 PARTITIONS_PER_TOPIC)),
+                                                 PARTITIONS_PER_TOPIC, mixed=mixed)),
                        epoch=EPOCH, timestamp=TIMESTAMP, per_batch=None, max_bytes=MAX_BATCH_BYTES)
     end = n + 1000   # the snapshot covers the log up to here
     tmp.rename(part / snapshot_name(end, EPOCH))
@@ -190,17 +194,17 @@ def shape_path(shape: str, partitions: int) -> tuple[Path, dict]:
     said about it (``records``, and ``until`` for the log dir)."""
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     stem = f"shape-g{GENERATOR_VERSION}-{shape}-{partitions}p"
-    path = OUT_DIR / (stem + ("" if shape == "logdir" else ".log" if shape == "create-topics"
+    path = OUT_DIR / (stem + ("" if shape.startswith("logdir") else ".log" if shape == "create-topics"
                               else ".checkpoint"))
     about = OUT_DIR / (stem + ".json")
     if not about.exists():
         print(f"generating {path.name} ...", file=sys.stderr, flush=True)
         with Timer() as t:
-            if shape == "logdir":
+            if shape.startswith("logdir"):
                 if path.exists():
                     import shutil
                     shutil.rmtree(path)
-                info = _logdir(path, partitions)
+                info = _logdir(path, partitions, mixed=shape == "logdir-mixed")
             elif shape == "create-topics":
                 info = _create_topics(path, partitions)
             elif shape == "snap-mixed":
@@ -342,7 +346,7 @@ def main(argv=None) -> int:
         find = run("find") if shape in finds else None
         base = walk["seconds"]
         rss = max(r["peak_rss"] for r in (ls, until, find) if r is not None)
-        rss_target = (RSS_LOGDIR if shape == "logdir" else RSS_SNAPSHOT) * max(scale, 0.25)
+        rss_target = (RSS_LOGDIR if shape.startswith("logdir") else RSS_SNAPSHOT) * max(scale, 0.25)
         met = (ls["seconds"] <= LS_RATIO * base and ls["summary"] <= SUMMARY_RATIO * base
                and ls["cat"] <= CAT_SECONDS and rss <= rss_target
                and (until is None or until["seconds"] <= UNTIL_RATIO * base)

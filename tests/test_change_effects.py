@@ -272,8 +272,9 @@ def test_a_partition_past_a_small_topic_but_not_a_large_one(tmp_path):
 
 
 def test_past_a_few_topics_to_fold_every_change_is_filed(tmp_path, monkeypatch):
-    """Topics whose partitions differ (one without a leader here) have
-    their changes filed one topic at a time; past a few, all at once."""
+    """Topics a change reassigns (or whose partitions are no longer all in
+    runs) have their changes filed one topic at a time; past a few, all at
+    once."""
     topics = [(6, 3, 1, True, None), (6, 3, 0, True, 2), (5, 2, 0, False, None)]
     write_cluster(tmp_path, topics, 9, None)
     _, want = settled_summary(tmp_path)
@@ -281,6 +282,34 @@ def test_past_a_few_topics_to_fold_every_change_is_filed(tmp_path, monkeypatch):
     monkeypatch.setattr(summary, "MAX_FOLDED_NAMED", 0)
     s = open_session(tmp_path)
     assert s.summary() == want and not s.engine._changes.batches
+
+
+def test_topics_whose_partitions_differ_are_counted_partition_by_partition(tmp_path, monkeypatch):
+    """Many topics with a lagging replica's partition and one offline (a
+    mixed cluster), changed in ISR and leader only: each partition counted
+    with its own row, nothing filed, as filing everything counts."""
+    part = tmp_path / "__cluster_metadata-0"
+    records = [config(4, "", "min.insync.replicas", "2")]
+    for t in range(40):
+        records.append(topic(f"t{t}", uid(t + 1)))
+        for p in range(1 + t % 7):
+            replicas = [1, 2, 3][:1 + t % 3]
+            records.append(partition(uid(t + 1), p, replicas, isr=replicas[:1] if p == 1 else replicas,
+                                     leader=-1 if p == 2 else replicas[0]))
+    write_snapshot(part, 100, records)
+    rng = random.Random(3)
+    log = Log(100)
+    for _ in range(60):
+        t = rng.randrange(40)
+        pid = rng.randrange(1 + t % 7)
+        log.add(change(uid(t + 1), pid, isr=[1, 2, 3][:rng.randint(1, 3)]),
+                change(uid(t + 1), pid, leader=rng.choice((-1, 1, 2))))
+    log.write(part)
+    _, want = settled_summary(tmp_path)
+    s = open_session(tmp_path)
+    monkeypatch.setattr(s.engine, "settle", lambda: (_ for _ in ()).throw(AssertionError("filed")))
+    assert s.summary() == want and s.engine._changes.batches
+    assert want["underReplicatedPartitions"] and want["offlinePartitions"] and want["underMinIsrPartitions"]
 
 
 def test_a_limit_inside_the_changes(tmp_path):

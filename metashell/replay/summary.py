@@ -10,8 +10,8 @@ read is folded (see :func:`partition_health`).
 from __future__ import annotations
 
 from functools import cache
-from itertools import compress
-from operator import getitem, itemgetter
+from itertools import compress, repeat
+from operator import getitem, itemgetter, not_
 
 from ..loader import enums
 from ..loader.primitives import uuid_from_str
@@ -24,7 +24,7 @@ DEFAULT_MIN_ISR = 1
 # all pending changes are filed at once
 MAX_FOLDED_NAMED = 16
 
-_RAW = itemgetter(slice(4, 20))   # of a key
+_PID, _RAW = itemgetter(slice(0, 4)), itemgetter(slice(4, 20))   # of a key
 _FIRST, _SECOND, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
 _ROWS: dict[tuple, tuple] = {}   # see _row
 
@@ -92,15 +92,22 @@ def partition_health(image, engine) -> list[int]:
     min_isrs = _min_isrs(image, cluster_min_isr)
     health = [0, 0, 0, 0]
     rows = {}     # raw topic id -> _row, of the topics pending changes may name
+    mixed = {}    # raw topic id -> counting row per partition id, of those whose partitions differ
     folded = []   # (topic, min ISR) of those they name that must fold after filing them
     run_counts, filed_counts = engine.run_counts, engine.filed_counts
     for topic in image.topics.values():
         min_isr = min_isrs.get(topic.name, cluster_min_isr)
-        runs, raw, dense = run_counts(topic) or filed_counts(topic)
+        in_runs = run_counts(topic)
+        runs, raw, dense = in_runs or filed_counts(topic)
         if effects is None:
             _add_runs(health, runs, min_isr)
             continue
         row = _row(runs, min_isr) if dense and raw not in effects.reassigned else None
+        if row is None and dense and in_runs is not None and raw in effects.named \
+                and raw not in effects.reassigned:
+            # partitions that differ (a lagging replica, one offline), all still in runs
+            mixed[raw] = _partition_rows(topic.pending_runs(), runs, min_isr)
+            row = (_MIXED, _bound(len(mixed[raw])))
         if row is not None:
             rows[raw] = row
         elif raw in effects.named:
@@ -115,7 +122,7 @@ def partition_health(image, engine) -> list[int]:
         topic.partition_records   # its pending changes filed
         rows[uuid_from_str(topic.topic_id)] = _FOLDED
         _add_runs(health, engine.filed_counts(topic)[0], min_isr)
-    if not _add_effects(health, effects, rows):
+    if not _add_effects(health, effects, rows, mixed):
         engine.settle()   # a change names a partition that is not there: reported
         return partition_health(image, engine)
     return health
@@ -150,31 +157,58 @@ def _row(runs: list, min_isr: int) -> "tuple | None":
     if row is None:
         if len(_ROWS) >= 4096:
             _ROWS.clear()
-        row = _ROWS[key] = (_counting(replicas, isr, min_isr), n.to_bytes(4, "big") + bytes(16))
+        row = _ROWS[key] = (_counting(replicas, isr, min_isr), _bound(n))
     return row
 
 
+def _bound(n: int) -> bytes:
+    """The partition bound of a topic of partitions 0 to ``n`` - 1: a
+    change's key (partitionId, then topicId) below it names one of them."""
+    return n.to_bytes(4, "big") + bytes(16)
+
+
+def _partition_rows(entries: list, runs: list, min_isr: int) -> list:
+    """Per partition id, the :func:`_counting` row of each partition of a
+    topic in runs whose partitions differ (``entries``: its run entries;
+    ``runs``: their counts, as ``run_counts`` gives them; ids 0 to n - 1)."""
+    by_pid = [None] * sum(run[0] for run in runs)
+    for entry, (_, replicas, isr, leaders) in zip(entries, runs):
+        led = _counting(replicas, isr, min_isr)
+        if min(leaders) >= 0:
+            for pid in entry[3]:
+                by_pid[pid] = led
+        else:
+            offline = _counting(replicas, isr, min_isr, False)
+            for pid, leader in zip(entry[3], leaders):
+                by_pid[pid] = led if leader >= 0 else offline
+    return by_pid
+
+
 @cache
-def _counting(replicas: int, isr: int, min_isr: int) -> tuple:
+def _counting(replicas: int, isr: int, min_isr: int, led: bool = True) -> tuple:
     """What a change does to the counts of a partition with ``replicas``
-    replicas, ``isr`` in sync and a leader: how it changes the
-    under-replicated and the under-min-ISR counts per ISR count + 1 it
-    sets, and the offline count per first byte of the leader it sets
-    (three tuples, indexed by those bytes); shared by all such partitions
-    (a cluster has a few)."""
+    replicas, ``isr`` in sync and a leader (or, ``led`` False, none): how
+    it changes the under-replicated and the under-min-ISR counts per ISR
+    count + 1 it sets, and the offline count per first byte of the leader
+    it sets (three tuples, indexed by those bytes); shared by all such
+    partitions (a cluster has a few)."""
     return (tuple((c - 1 < replicas) - (isr < replicas) for c in range(256)),
             tuple((c - 1 < min_isr) - (isr < min_isr) for c in range(256)),
-            tuple(int(b >= 0x80) for b in range(256)))   # 0x80 and up: a negative id
+            tuple(int(b >= 0x80) - (not led) for b in range(256)))   # 0x80 and up: a negative id
 
 
 # a topic counted after its pending changes were filed: they change nothing more
 _FOLDED = (((0,) * 256,) * 3, b"\xff" * 21)
+# the counting row of a topic whose partitions each have their own (_partition_rows):
+# a distinct object (made at run time, never a shared constant), never the common row
+_MIXED = tuple([(0,) * 256] * 3)
 
 
-def _add_effects(health: list, effects, rows: dict) -> bool:
+def _add_effects(health: list, effects, rows: dict, mixed: dict) -> bool:
     """Add what the pending changes do to the counts of the topics they
-    name (``rows``: raw id -> :func:`_row`); False (nothing added) if a
-    change names a topic or a partition that is not there.
+    name (``rows``: raw id -> :func:`_row`; ``mixed``: raw id -> a row per
+    partition, for those whose row is ``_MIXED``); False (nothing added) if
+    a change names a topic or a partition that is not there.
 
     Each step is one C call over all the changes' effects: an effect's ISR
     count (+ 1) or its leader's first byte is an index into the counting
@@ -201,8 +235,9 @@ def _add_effects(health: list, effects, rows: dict) -> bool:
         return True
     counting = list(map(_FIRST, named_rows))
     ids = list(map(id, counting))
-    most = max(set(ids), key=ids.count)
-    common = counting[ids.index(most)]
+    alike = set(ids) - {id(_MIXED)}
+    most = max(alike, key=ids.count) if alike else id(_FOLDED[0])
+    common = counting[ids.index(most)] if alike else _FOLDED[0]
     _count(health, common, list(map(ord, isr.values())), list(map(ord, leaders.values())), 1)
     others = set(compress(named, map(most.__ne__, ids)))
     if others:   # their effects: taken back, counted with their own rows
@@ -211,12 +246,28 @@ def _add_effects(health: list, effects, rows: dict) -> bool:
         isr_values = list(map(ord, map(isr.__getitem__, isr_keys)))
         leader_values = list(map(ord, map(leaders.__getitem__, leader_keys)))
         _count(health, common, isr_values, leader_values, -1)
-        own_isr, own_leaders = (list(map(_FIRST, map(rows.__getitem__, map(_RAW, keys))))
-                                for keys in (isr_keys, leader_keys))
+        own_isr, isr_values = _own(isr_keys, isr_values, rows, mixed)
+        own_leaders, leader_values = _own(leader_keys, leader_values, rows, mixed)
         health[1] += sum(map(getitem, map(_FIRST, own_isr), isr_values))
         health[2] += sum(map(getitem, map(_THIRD, own_leaders), leader_values))
         health[3] += sum(map(getitem, map(_SECOND, own_isr), isr_values))
     return True
+
+
+def _own(keys: list, values: list, rows: dict, mixed: dict) -> tuple[list, list]:
+    """The counting row of each change's partition (``keys``: theirs,
+    ``values``: what they set) and the values, reordered alike: its
+    topic's row, or, a topic in ``mixed``, the partition's own (each in C
+    calls: a loop over half a million keys would cost 0.3 s)."""
+    raws = list(map(_RAW, keys))
+    if not mixed:
+        return list(map(_FIRST, map(rows.__getitem__, raws))), values
+    own_row = list(map(mixed.__contains__, raws))
+    topic_row = list(map(not_, own_row))
+    found = list(map(_FIRST, map(rows.__getitem__, compress(raws, topic_row))))
+    found += map(getitem, map(mixed.__getitem__, compress(raws, own_row)),
+                 map(int.from_bytes, map(_PID, compress(keys, own_row)), repeat("big")))
+    return found, list(compress(values, topic_row)) + list(compress(values, own_row))
 
 
 def _count(health: list, counting: tuple, isr: list, leaders: list, sign: int) -> None:
