@@ -9,6 +9,7 @@ installs the extra and has Java, so the Spark tests must run there.
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 
@@ -50,3 +51,13 @@ def spark():
     register(session)
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _free_sessions():
+    """Sessions a test module left open are freed at its end, their files
+    unmapped: the loader pauses the cyclic collector and moves what it made
+    to the oldest generation, so dead sessions could otherwise pile up past
+    the 1024 descriptors that select() (pexpect's) takes."""
+    yield
+    gc.collect()

@@ -116,7 +116,7 @@ def test_pipe_to_head_is_quiet(tmp_path):
 def spawn(tmp_path, *args):
     pexpect = pytest.importorskip("pexpect")
     child = pexpect.spawn(str(BIN), ["-s", str(SNAPSHOT), *args], env=env(tmp_path),
-                          encoding="utf-8", timeout=30, dimensions=(24, 100))
+                          encoding="utf-8", timeout=30, dimensions=(24, 100), use_poll=True)
     child.expect("; type help")
     return pexpect, child
 
@@ -191,7 +191,7 @@ needs_example = pytest.mark.skipif(not EXAMPLE.is_dir(), reason=f"{EXAMPLE} is n
 def test_interactive_on_the_bundled_example(tmp_path):
     pexpect = pytest.importorskip("pexpect")
     child = pexpect.spawn(str(BIN), ["-s", str(EXAMPLE)], env=env(tmp_path), encoding="utf-8",
-                          timeout=30, dimensions=(24, 100))
+                          timeout=30, dimensions=(24, 100), use_poll=True)
     child.expect_exact("; type help")
     prompt(child)
     child.send("cd /topics/ord\t")

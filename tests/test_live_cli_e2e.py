@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import select
+import selectors
 import signal
 import socket
 import subprocess
@@ -105,10 +105,11 @@ def test_one_shot_with_the_launcher(quorum, tmp_path):
 
 def _read_line(proc, timeout=20.0) -> str:
     end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        ready, _, _ = select.select([proc.stdout], [], [], 0.2)
-        if ready:
-            return proc.stdout.readline()
+    with selectors.DefaultSelector() as waiting:   # any descriptor, even past 1024
+        waiting.register(proc.stdout, selectors.EVENT_READ)
+        while time.monotonic() < end:
+            if waiting.select(0.2):
+                return proc.stdout.readline()
     raise AssertionError("no output from the shell")
 
 
@@ -183,7 +184,8 @@ def test_nothing_listening_exits_1_within_the_timeout_naming_the_addresses(tmp_p
 def test_interactive_follows_shows_a_lost_quorum_and_exits_at_once(quorum, tmp_path):
     pexpect = pytest.importorskip("pexpect")
     child = pexpect.spawn(str(BIN), ["-C", quorum.bootstrap(), "--timeout", "10"],
-                          env=env(tmp_path), encoding="utf-8", timeout=30, dimensions=(24, 120))
+                          env=env(tmp_path), encoding="utf-8", timeout=30, dimensions=(24, 120),
+                          use_poll=True)   # poll(): any descriptor, even past 1024
     try:
         child.expect_exact("controllers 1@127.0.0.1:")
         child.expect_exact("[kafka-metadata-shell /]>")
