@@ -28,7 +28,7 @@ from pathlib import Path
 
 from metashell.loader.batch import HEADER_SIZE
 from metashell.loader.primitives import uuid_to_str
-from metashell.loader.writer import LogWriter, Out, control, record, segment_name, snapshot_name
+from metashell.loader.writer import LogWriter, control, record, segment_name, snapshot_name
 
 BENCH_DIR = Path(__file__).resolve().parent
 OUT_DIR = BENCH_DIR / "out"
@@ -42,10 +42,19 @@ GENERATOR_VERSION = 1
 def peak_rss_bytes() -> int:
     """High-water mark of this process's resident set size, in bytes.
 
-    Linux reports ``ru_maxrss`` in KiB (macOS in bytes). Pages of a mapped
-    file that were touched count too, as they should: they are memory the
-    process used.
+    Linux: ``VmHWM`` of ``/proc/self/status``, this process's own mark
+    (``ru_maxrss`` carries a parent's over ``exec``: every child of a bench
+    that had grown while generating its files reported the parent's peak).
+    Elsewhere ``ru_maxrss`` (macOS: in bytes). Pages of a mapped file that
+    were touched count too, as they should: they are memory the process used.
     """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024   # kB
+    except OSError:
+        pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak if sys.platform == "darwin" else peak * 1024
 
@@ -410,7 +419,7 @@ def metadata_logdir(path, topics: int, partitions: int, *, log_batches: int, see
     cid = cluster_id or uuid_to_str(rng.randbytes(16))
     (tmp / "meta.properties").write_text(
         f"version=1\nnode.id=3000\ncluster.id={cid}\ndirectory.id={uuid_to_str(rng.randbytes(16))}\n")
-    sample, seen = [], []
+    sample = []
     records = list(islice(cluster_records(topics, partitions, seed=seed), 2000))
     per_batch = per_batch_for(records[-1000:])
 

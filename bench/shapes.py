@@ -58,7 +58,6 @@ import json
 import mmap
 import random
 import sys
-import time
 from pathlib import Path
 
 from _util import (OUT_DIR, Timer, batched, best_of_fresh, cat_one, cluster_records, human_bytes,

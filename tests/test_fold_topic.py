@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from metashell.loader.writer import LogWriter, Out, record
+from metashell.loader.writer import Out
 from metashell.session import open_session
-from test_partition_layout import (CASES, CORPORA, DIRS, TS, _corpus_inputs, changes, partition,
-                                   snapshot, tid, topic_of)
+from test_partition_layout import (CASES, CORPORA, DIRS, TS, _corpus_inputs, changed, changes,
+                                   partition, snapshot, topic_of)
 
 SNAPSHOT = "00000000000000001000-0000000003.checkpoint"
 
@@ -88,19 +88,7 @@ def test_a_partition_that_does_not_decode(tmp_path):
 @given(version=st.integers(0, 2),
        log=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 2), changes), max_size=12))
 def test_changed_partitions_list_as_folding_does(tmp_path_factory, version, log):
-    part = tmp_path_factory.mktemp("c") / "__cluster_metadata-0"
-    part.mkdir()
-    snapshot(part / "00000000000000000100-0000000003.checkpoint",
-             [topic_of(t, version, CASES["uniform"]) for t in range(2)])
-    w = LogWriter(100, 3, TS)
-    for p, v, fields in log:
-        if v < 1:
-            fields.pop("directories", None)
-        if v < 2:
-            fields.pop("eligibleLeaderReplicas", None)
-        w.batch([record("PartitionChangeRecord", v, partitionId=p, topicId=tid(p % 2), **fields)])
-    w.write(part / "00000000000000000100.log")
-    check(part.parent)
+    check(changed(tmp_path_factory.mktemp("c"), version, log))
 
 
 @pytest.mark.parametrize("path", _corpus_inputs(), ids=lambda p: p.name)

@@ -166,7 +166,14 @@ changes = st.fixed_dictionaries({}, optional={
 def test_changed_partitions_count_as_folding_does(tmp_path_factory, version, log):
     """Partitions changed by the log after a snapshot (summary reads the
     changes that touch only ISR, leader and the like from their bytes)."""
-    part = tmp_path_factory.mktemp("c") / "__cluster_metadata-0"
+    fast, folded = both(changed(tmp_path_factory.mktemp("c"), version, log))
+    assert fast == folded
+
+
+def changed(root: Path, version: int, log: list) -> Path:
+    """A log dir under ``root``: a snapshot of two uniform topics (PartitionRecord
+    ``version``), then one batch per change ``(partition, version, fields)``."""
+    part = root / "__cluster_metadata-0"
     part.mkdir()
     snapshot(part / "00000000000000000100-0000000003.checkpoint",
              [topic_of(t, version, CASES["uniform"]) for t in range(2)])
@@ -178,8 +185,7 @@ def test_changed_partitions_count_as_folding_does(tmp_path_factory, version, log
             fields.pop("eligibleLeaderReplicas", None)
         w.batch([record("PartitionChangeRecord", v, partitionId=p, topicId=tid(p % 2), **fields)])
     w.write(part / "00000000000000000100.log")
-    fast, folded = both(part.parent)
-    assert fast == folded
+    return root
 
 
 def test_a_change_of_isr_and_leader_is_read_from_its_bytes():
