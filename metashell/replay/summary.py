@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import cache
 from itertools import compress, repeat
-from operator import getitem, itemgetter, not_
+from operator import getitem, is_, itemgetter, not_
 
 from ..loader import enums
 from ..loader.primitives import uuid_from_str
@@ -219,19 +219,28 @@ def _add_effects(health: list, effects, rows: dict, mixed: dict) -> bool:
     mostly have the same replication and min ISR), then those of the other
     topics, picked out by a lookup in a small set, are taken back and
     counted with theirs. Where the greatest key is below the smallest
-    bound, no bound is looked up either (0.13 s)."""
+    bound, no bound is looked up either (0.13 s); where it is not (topics
+    of a few partitions), each key's topic row is looked up for its bound
+    and the change counted with it, with no picking (on the log dir of a
+    mixed cluster 0.55 s -> 0.29 s)."""
     named = list(effects.named)
     try:
         named_rows = list(map(rows.__getitem__, named))
     except KeyError:   # no such topic
         return False
-    isr, leaders = effects.isr, effects.leaders
-    keyed = (isr, leaders, effects.others)
-    if named and effects.greatest >= min(map(_SECOND, named_rows)) and not all(
-            all(map(bytes.__lt__, keys, map(_SECOND, map(rows.__getitem__, map(_RAW, keys)))))
-            for keys in keyed):   # each below its topic's bound
-        return False
     if not named:
+        return True
+    isr, leaders = effects.isr, effects.leaders
+    if effects.greatest >= min(map(_SECOND, named_rows)):
+        # each key's topic row looked up for its bound, and counted with it
+        isr_keys, leader_keys = list(isr), list(leaders)
+        isr_rows, leader_rows, other_rows = (list(map(rows.__getitem__, map(_RAW, keys)))
+                                             for keys in (isr_keys, leader_keys, effects.others))
+        if not all(all(map(bytes.__lt__, keys, map(_SECOND, key_rows))) for keys, key_rows in (
+                (isr_keys, isr_rows), (leader_keys, leader_rows), (effects.others, other_rows))):
+            return False   # a partition past its topic's last
+        _add_own(health, isr_keys, list(map(ord, isr.values())), isr_rows,
+                 leader_keys, list(map(ord, leaders.values())), leader_rows, mixed)
         return True
     counting = list(map(_FIRST, named_rows))
     ids = list(map(id, counting))
@@ -246,26 +255,36 @@ def _add_effects(health: list, effects, rows: dict, mixed: dict) -> bool:
         isr_values = list(map(ord, map(isr.__getitem__, isr_keys)))
         leader_values = list(map(ord, map(leaders.__getitem__, leader_keys)))
         _count(health, common, isr_values, leader_values, -1)
-        own_isr, isr_values = _own(isr_keys, isr_values, rows, mixed)
-        own_leaders, leader_values = _own(leader_keys, leader_values, rows, mixed)
-        health[1] += sum(map(getitem, map(_FIRST, own_isr), isr_values))
-        health[2] += sum(map(getitem, map(_THIRD, own_leaders), leader_values))
-        health[3] += sum(map(getitem, map(_SECOND, own_isr), isr_values))
+        _add_own(health, isr_keys, isr_values, list(map(rows.__getitem__, map(_RAW, isr_keys))),
+                 leader_keys, leader_values, list(map(rows.__getitem__, map(_RAW, leader_keys))), mixed)
     return True
 
 
-def _own(keys: list, values: list, rows: dict, mixed: dict) -> tuple[list, list]:
+def _add_own(health: list, isr_keys: list, isr_values: list, isr_rows: list,
+             leader_keys: list, leader_values: list, leader_rows: list, mixed: dict) -> None:
+    """Count the changes setting ISR counts (+ 1) ``isr_values`` and
+    leaders' first bytes ``leader_values`` on the partitions ``*_keys``
+    with their own counting rows (``*_rows``: their topics' :func:`_row`)."""
+    own_isr, isr_values = _own(isr_keys, isr_values, isr_rows, mixed)
+    own_leaders, leader_values = _own(leader_keys, leader_values, leader_rows, mixed)
+    health[1] += sum(map(getitem, map(_FIRST, own_isr), isr_values))
+    health[2] += sum(map(getitem, map(_THIRD, own_leaders), leader_values))
+    health[3] += sum(map(getitem, map(_SECOND, own_isr), isr_values))
+
+
+def _own(keys: list, values: list, key_rows: list, mixed: dict) -> tuple[list, list]:
     """The counting row of each change's partition (``keys``: theirs,
-    ``values``: what they set) and the values, reordered alike: its
-    topic's row, or, a topic in ``mixed``, the partition's own (each in C
-    calls: a loop over half a million keys would cost 0.3 s)."""
-    raws = list(map(_RAW, keys))
+    ``values``: what they set, ``key_rows``: their topics' rows) and the
+    values, reordered alike: its topic's, or, a topic in ``mixed``, the
+    partition's own (each in C calls: a loop over half a million keys
+    would cost 0.3 s)."""
+    counting = list(map(_FIRST, key_rows))
     if not mixed:
-        return list(map(_FIRST, map(rows.__getitem__, raws))), values
-    own_row = list(map(mixed.__contains__, raws))
+        return counting, values
+    own_row = list(map(is_, counting, repeat(_MIXED)))
     topic_row = list(map(not_, own_row))
-    found = list(map(_FIRST, map(rows.__getitem__, compress(raws, topic_row))))
-    found += map(getitem, map(mixed.__getitem__, compress(raws, own_row)),
+    found = list(compress(counting, topic_row))
+    found += map(getitem, map(mixed.__getitem__, map(_RAW, compress(keys, own_row))),
                  map(int.from_bytes, map(_PID, compress(keys, own_row)), repeat("big")))
     return found, list(compress(values, topic_row)) + list(compress(values, own_row))
 
