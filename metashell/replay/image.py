@@ -195,11 +195,8 @@ class TopicState:
         recs = self.partition_records
         if self.folder is None:
             return {}
-        fold_topic = getattr(getattr(self.folder, "__self__", None), "fold_topic", None)
-        if fold_topic is not None:
-            return fold_topic(recs, self.filed_runs)
-        states = {pid: self.folder(recs[pid]) for pid in sorted(recs)}
-        return {pid: state for pid, state in states.items() if state is not None}
+        # the folder is its engine's fold_partition; the engine folds a topic at once
+        return self.folder.__self__.fold_topic(recs, self.filed_runs)
 
     def partition(self, pid: int) -> PartitionState | None:
         recs = self.partition_records.get(pid)

@@ -81,9 +81,11 @@ def partition_health(image, engine) -> list[int]:
     but for the partitions changed since, which are folded. The log's pending changes
     (replay/pending.py) are not filed: what they do is read from their
     bytes (:meth:`ReplayEngine.pending_effects`) and added to the counts of
-    the topics they name (``_add_effects``); only where those topics'
-    partitions differ in replica or ISR count, or have no leader, are their
-    changes filed first and the partitions folded."""
+    the topics they name (``_add_effects``): with one row per topic where
+    its partitions are alike, one per partition where they differ (in
+    replica or ISR count, or a leader) but are all still in runs; only
+    where a change reassigns a topic, or its partitions were filed, are
+    its changes filed first and the partitions folded."""
     effects = engine.pending_effects()
     try:
         cluster_min_isr = int(image.configs.get(("broker", ""), {})["min.insync.replicas"].value)
