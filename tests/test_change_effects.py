@@ -288,8 +288,9 @@ def test_past_a_few_topics_to_fold_every_change_is_filed(tmp_path, monkeypatch):
 @pytest.mark.parametrize("least", [1, 8])
 def test_topics_whose_partitions_differ_are_counted_partition_by_partition(tmp_path, monkeypatch, least):
     """Many topics with a lagging replica's partition and one offline (a
-    mixed cluster), changed in ISR and leader only: each partition counted
-    with its own row, nothing filed, as filing everything counts (``least``
+    mixed cluster; a few with most partitions lagging or offline), changed
+    in ISR and leader only: each partition counted with its own row (its
+    topic's, or, unlike most of its topic's, its own), nothing filed, as filing everything counts (``least``
     partitions a topic: 8, and every change is below every topic's count,
     so no key's topic is looked up but those of unlike topics)."""
     part = tmp_path / "__cluster_metadata-0"
@@ -298,8 +299,10 @@ def test_topics_whose_partitions_differ_are_counted_partition_by_partition(tmp_p
         records.append(topic(f"t{t}", uid(t + 1)))
         for p in range(least + t % 7):
             replicas = [1, 2, 3][:1 + t % 3]
-            records.append(partition(uid(t + 1), p, replicas, isr=replicas[:1] if p == 1 else replicas,
-                                     leader=-1 if p == 2 else replicas[0]))
+            # the last topics' partitions mostly lagging, or mostly offline
+            lagging, offline = (p == 1, p == 2) if t < 30 else (p % 3 > 0, p % 2 == 1 or t % 2)
+            records.append(partition(uid(t + 1), p, replicas, isr=replicas[:1] if lagging else replicas,
+                                     leader=-1 if offline else replicas[0]))
     write_snapshot(part, 100, records)
     rng = random.Random(3)
     log = Log(100)
