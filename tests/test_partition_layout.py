@@ -122,6 +122,19 @@ def test_a_partition_twice_in_a_run(tmp_path):
     assert fast == folded and fast["partitions"] == 2 and fast["underReplicatedPartitions"] == 2
 
 
+@pytest.mark.parametrize("pids", [(2, 0, 1, 3), (0, 1, 3, 4), (1, 2, 3, 4), (0, 1, 2, 3)])
+def test_partitions_in_runs_of_several_layouts_in_any_order(tmp_path, pids):
+    """A topic whose partitions alternate layouts (a run each), in order, out
+    of order, with a gap or without partition 0: counted as folding counts."""
+    parts = [partition(0, p, 2, (1, 2, 3), (1, 2, 3) if i % 2 else (1, 2)) for i, p in enumerate(pids)]
+    path = snapshot(tmp_path / "00000000000000001000-0000000003.checkpoint", [parts])
+    fast, folded = both(path)
+    assert fast == folded and fast["partitions"] == 4 and fast["underReplicatedPartitions"] == 2
+    s = open_session(path)
+    counts = s.engine.run_counts(s.image.topic_by_name("topic-0"))
+    assert counts is not None and len(counts[0]) == 4 and counts[2] == (sorted(pids) == [0, 1, 2, 3])
+
+
 def test_min_insync_replicas_of_a_topic_and_the_cluster(tmp_path):
     configs = [record("ConfigRecord", resourceType=2, resourceName="topic-0", name="min.insync.replicas",
                       value="3"),

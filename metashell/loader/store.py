@@ -139,6 +139,23 @@ class RecordStore:
         _, buf, start, _, _ = self._batch(ref >> REF_POSITION_BITS)
         return run_counts(buf, start + (ref & _POSITION_MASK), shape, n)
 
+    def runs_counts(self, runs: list) -> "list | None":
+        """``(n, replicas, isr, leaders)`` of each of a topic's runs (entries
+        ``(ref, _, shape, partition ids, _)``), as :meth:`run_counts` gives
+        them; None if one must be folded. One call for all (a mixed
+        cluster's topics have a few runs each: -0.03 s `summary` on its
+        log dir)."""
+        out = []
+        batch = self._batch
+        for ref, _, shape, pids, _ in runs:
+            n = len(pids)
+            _, buf, start, _, _ = batch(ref >> REF_POSITION_BITS)
+            counts = run_counts(buf, start + (ref & _POSITION_MASK), shape, n)
+            if counts is None:
+                return None
+            out.append((n, *counts))
+        return out
+
     def change_counts(self, refs, isr: int, leader: int) -> "tuple[int, int] | None":
         """``(isr, leader)`` after the PartitionChangeRecords ``refs`` (ints)
         applied in turn to a partition with ``isr`` in-sync replicas and

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter
 
 from ..gcpause import no_cyclic_gc
 from ..loader.batch import ATTR_CODEC
@@ -60,6 +62,7 @@ PARTITION_RECORDS = frozenset(("TopicRecord", "PartitionRecord", "PartitionChang
                                "RemoveTopicRecord", "ClearElrRecord"))
 # the start of a PartitionRecord / PartitionChangeRecord body: int32 partitionId, uuid topicId
 _PARTITION_KEY = struct.Struct(">i16s").unpack_from
+_PIDS = itemgetter(3)   # of a run entry: its partition ids
 
 
 @dataclass
@@ -425,18 +428,16 @@ class ReplayEngine:
             if not dense and len(set(pids)) != n:
                 return None
             return [(n, *counts)], raw, dense
-        out = []
-        pids = set()
-        for ref, _, shape, run_pids, _ in runs:
-            counts = self.store.run_counts(ref, shape, len(run_pids))
-            if counts is None:
-                return None
-            pids.update(run_pids)
-            out.append((len(run_pids), *counts))
-        n = len(pids)
-        if n != sum(o[0] for o in out):   # a partition twice: fold it
+        out = self.store.runs_counts(runs)
+        if out is None:
             return None
-        return out, runs[0][4], n > 0 and min(pids) == 0 and max(pids) == n - 1
+        pids = tuple(chain.from_iterable(map(_PIDS, runs)))
+        n = len(pids)
+        if pids == (_RANGES.get(n) or _range(n)):   # ids 0 to n - 1 in order, as a controller writes them
+            return out, runs[0][4], True
+        if len(set(pids)) != n:   # a partition twice: fold it
+            return None
+        return out, runs[0][4], min(pids) == 0 and max(pids) == n - 1
 
     def pending_effects(self) -> "ChangeEffects | None":
         """What the pending partition changes do (replay/pending.py), read
