@@ -155,6 +155,31 @@ def test_the_search_budget_files_everything(tmp_path, monkeypatch):
     assert problems(a) == problems(eager(path))
 
 
+def test_changes_in_two_segments_are_found_in_both(tmp_path):
+    """The pending batches of every segment are searched as one: a topic
+    looked at gets its changes from both files, in log order."""
+    first = controller_log(tmp_path / "a")
+    log = Log(eager(first).image.last_offset + 1)
+    log.add(change(uid(1), 0, isr=[1]), change(ASCII_ID, 1, leader=2))
+    log.each(noop())
+    log.add(change(ASCII_ID, 1, isr=[3, 1]), change(uid(1), 0, leader=-1))
+    second = log.write(tmp_path / "b")
+    engines = []
+    for lazy in (True, False):
+        eng = ReplayEngine()
+        for path in (first, second):
+            for batch in eng.store.open(path, lazy=True) if lazy else read_file(path, lazy=True):
+                eng.apply_batch(batch)
+        eng.finish()
+        engines.append(eng)
+    a, b = engines
+    look_at(a, [uid(1), ASCII_ID])
+    assert a._changes.batches                  # a and c filed, b left pending
+    part = a.fold_partition(a.image.topics[uid(1)].partition_records[0])
+    assert list(part.isr) == [1] and part.leader == -1   # the second file's changes, last
+    assert shown(a) == shown(b)
+
+
 def test_a_topic_id_outside_the_changes_is_not_taken_for_one(tmp_path):
     path = controller_log(tmp_path)
     assert path.read_bytes().count(b"QRSTUVWXYZabcdef") > 10
