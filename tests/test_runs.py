@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from metashell.loader import reader
 from metashell.loader.compression import LZ4, ZSTD
+from metashell.loader.framing import frame
 from metashell.loader.primitives import uuid_from_str
 from metashell.loader.reader import FileReader
 from metashell.loader.store import RecordStore
@@ -269,5 +270,31 @@ def test_partitions_of_other_shapes_stay_runs(tmp_path):
         (8, (0, 1, 2, 3)), (7, None), (5, (0, 1, 2, 3)),     # ij: a shape not seen before
         (8, (0,)), (8, (0, 1, 2, 3))]
     assert compare_file(p) == 4 * 6 + 1   # every partition deferred
+    a, b = deferred(p), eager(p)
+    assert (shown(a), problems(a)) == (shown(b), problems(b))
+
+
+def test_partitions_written_after_every_topic_are_runs(tmp_path, monkeypatch):
+    """A writer that puts every TopicRecord first and the partitions after,
+    topic by topic: each topic's partitions are one run entry, found by
+    their first byte once the first topic's were seen (its records' framing
+    is not read one by one), and the engine files them under their topics
+    as the record-by-record path does."""
+    topics = [record("TopicRecord", name=f"t{t}", topicId=tid(t)) for t in range(6)]
+    parts = [partition(t, p) for t in range(6) for p in range(5)]
+    parts += [partition(2, 5), partition(0, 5, replicas=(1, 2))]   # a topic's straggler; another shape
+    w = LogWriter(0, 3, TS)
+    w.batch(topics + parts)
+    p = tmp_path / "00000000000000000000.log"
+    p.write_bytes(w.getvalue())
+    framed = []
+    monkeypatch.setattr(reader, "frame", lambda buf, pos, *a: framed.append(pos) or frame(buf, pos, *a))
+    entries = [e for b in RecordStore().open(p) for e in b.records if type(e) is tuple]
+    assert len(framed) == 6 + 2   # the topics, the first partition, the one of another shape
+    assert [len(e) for e in entries] == [7] * 6 + [5] * 8
+    for t, e in enumerate(entries[6:12]):   # partitions 0-4 of each topic, in turn
+        assert e[3] == (0, 1, 2, 3, 4) and e[4] == uuid_from_str(tid(t))
+    assert [e[3] for e in entries[12:]] == [(5,), (5,)]
+    assert compare_file(p) == len(parts)
     a, b = deferred(p), eager(p)
     assert (shown(a), problems(a)) == (shown(b), problems(b))

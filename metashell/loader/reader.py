@@ -29,7 +29,7 @@ from .noop_runs import BATCH_LENGTH as NOOP_BATCH_LENGTH
 from .noop_runs import BATCH_SIZE as NOOP_BATCH_SIZE
 from .noop_runs import NoOpRun
 from .noop_runs import match as noop_run
-from .primitives import INT16, URLSAFE, b2a_base64, read_varint, uuid_text
+from .primitives import INT16, URLSAFE, UUID_TEXT, b2a_base64, read_varint, uuid_text
 from .records import CONTROL, DECODE_ERRORS, METADATA, RESOLVED, Record, fill_metadata
 from .runs import OFFSET_DELTAS, TIMESTAMP_DELTAS, PartitionRun, TopicRun, run_after, topic_run_after
 from .runs import key as topic_key
@@ -283,6 +283,7 @@ class FileReader:
         i = 0         # records read so far
         while i < total:
             at = pos  # where the record starts, for messages and refs
+            m = None
             if name_ats:
                 # a TopicRecord and its partitions framed as a topic's before them,
                 # in one match (runs.TopicRun), found by runs.key (inline) where the
@@ -297,53 +298,54 @@ class FileReader:
                 except IndexError:   # past the file
                     tr = None
                 m = None if tr is None else tr.pattern.match(buf, pos, end)
-                if m is None:
-                    # else partitions of a shape seen before (a lagging replica's shorter
-                    # ISR, then the topic's usual shape), found by their first byte, as
-                    # one run (-10% reader instructions on the bench's mixed snapshot)
-                    again = by_length.get(buf[pos])
-                    if again is not None:
-                        run = again[0]
-                        m = run.pattern.match(buf, pos, end)
-                        if m is not None:
-                            n = min((m.end() - pos) // run.size, total - i)
-                            out.append((ref_base + pos - payload, 3, run,
-                                        (run.pid_structs.get(n) or run.pid_unpacker(n))(buf, pos),
-                                        m.group(1)))
-                            pos += n * run.size
-                            i += n
-                            last = again
-                            continue
-                    if len(name_ats) > 1:
-                        tr, m = self._topic_run_at(buf, pos, end, name_at)
-                if m is not None:
-                    run = tr.run
-                    start = pos + tr.size
-                    n = (m.end() - start) // run.size
-                    if n >= total - i:
-                        n = total - i - 1
-                    ts, od, name, raw = m.groups()
-                    try:
-                        name = str(name, "utf-8")
-                    except UnicodeDecodeError:   # the per-record path says so
-                        n = 0
-                    if n:
-                        # the offset delta: most of an 8 MiB batch's are 3 bytes, and
-                        # each is new, so read here rather than through a memo
-                        if len(od) == 3:
-                            u = (od[0] & 0x7F) | ((od[1] & 0x7F) << 7) | (od[2] << 14)
-                            offset = base + ((u >> 1) ^ -(u & 1))
-                        else:
-                            offset = base + OFFSET_DELTAS[od]
-                        unpack = run.pid_structs.get(n) or run.pid_unpacker(n)
-                        out.append((ref_base + pos - payload, 2, name, raw, offset,
-                                    base_ts + TIMESTAMP_DELTAS[ts] if append_ts is None else append_ts,
-                                    # uuid_text(raw), inline: one call fewer per topic
-                                    b2a_base64(raw, newline=False)[:22].translate(URLSAFE).decode(),
-                                    (ref_base + start - payload, 3, run, unpack(buf, start), raw)))
-                        pos = start + n * run.size
-                        i += n + 1
+            if m is None and by_length:
+                # else partitions of a shape seen before (a lagging replica's shorter
+                # ISR, then the topic's usual shape; a topic's partitions written
+                # after all the topics), found by their first byte, as one run (-10%
+                # reader instructions on the bench's mixed snapshot)
+                again = by_length.get(buf[pos])
+                if again is not None:
+                    run = again[0]
+                    m = run.pattern.match(buf, pos, end)
+                    if m is not None:
+                        n = min((m.end() - pos) // run.size, total - i)
+                        out.append((ref_base + pos - payload, 3, run,
+                                    (run.pid_structs.get(n) or run.pid_unpacker(n))(buf, pos),
+                                    m.group(1)))
+                        pos += n * run.size
+                        i += n
+                        last = again
                         continue
+                if len(name_ats) > 1:
+                    tr, m = self._topic_run_at(buf, pos, end, name_at)
+            if m is not None:
+                run = tr.run
+                start = pos + tr.size
+                n = (m.end() - start) // run.size
+                if n >= total - i:
+                    n = total - i - 1
+                ts, od, name, raw = m.groups()
+                try:
+                    name = str(name, "utf-8")
+                except UnicodeDecodeError:   # the per-record path says so
+                    n = 0
+                if n:
+                    # the offset delta: most of an 8 MiB batch's are 3 bytes, and
+                    # each is new, so read here rather than through a memo
+                    if len(od) == 3:
+                        u = (od[0] & 0x7F) | ((od[1] & 0x7F) << 7) | (od[2] << 14)
+                        offset = base + ((u >> 1) ^ -(u & 1))
+                    else:
+                        offset = base + OFFSET_DELTAS[od]
+                    unpack = run.pid_structs.get(n) or run.pid_unpacker(n)
+                    out.append((ref_base + pos - payload, 2, name, raw, offset,
+                                base_ts + TIMESTAMP_DELTAS[ts] if append_ts is None else append_ts,
+                                # uuid_text(raw), inline: one call fewer per topic
+                                b2a_base64(raw, newline=False)[:22].translate(URLSAFE).decode(),
+                                (ref_base + start - payload, 3, run, unpack(buf, start), raw)))
+                    pos = start + n * run.size
+                    i += n + 1
+                    continue
             rend, attributes, ts_delta, offset_delta, kpos, klen, vstart, vlen, hpos = frame(
                 buf, pos, end, payload)
             pos = rend
@@ -442,6 +444,9 @@ class FileReader:
                                                         base + offset_delta, ts, tid))
                                             out.append(entry)
                                             continue
+                                # its partitions come later (a writer that puts every
+                                # topic first): the engine looks it up by this id then
+                                UUID_TEXT[raw] = tid
                                 out.append((ref_base + at - payload, 2, name, raw,
                                             base + offset_delta, ts, tid))
                                 continue
