@@ -24,16 +24,23 @@ FIELDS = ("offset", "timestamp", "epoch", "kind", "name", "api_key", "version", 
           "error", "position", "key", "headers", "attributes", "data")
 
 
-def entries_of(reader) -> list:
-    """A deferred read's entries, a run as its records: ``(ref, apiKey,
-    partitionId, raw topic id)`` each; a run of heartbeat batches as its
-    NoOpRecords, read again batch by batch; a batch of changes left unread,
-    read."""
+def entries_of(reader, store: RecordStore) -> list:
+    """A deferred read's entries (``reader``: opened by ``store``), a run as
+    its records: ``(ref, apiKey, partitionId, raw topic id)`` each; a run
+    of a snapshot's ConfigRecords as ``(ref, 4)`` each; a run of heartbeat
+    batches as its NoOpRecords, read again batch by batch; a batch of
+    changes left unread, read."""
     return [e for b in reader
             for x in (b.records if type(b.records) is list else
                       b.records.entries() if type(b.records) is ChangeBatch else
                       [r for one in b.records.batches() for r in one.records])
-            for e in (deferred_records(x) if type(x) is tuple else (x,))]
+            for e in (((ref, 4) for ref in store.config_refs(x[0], x[2])) if type(x) is tuple and len(x) == 3
+                      else deferred_records(x) if type(x) is tuple else (x,))]
+
+
+def _opened(path: Path) -> tuple:
+    store = RecordStore()
+    return store.open(path), store
 
 
 def same_record(a, b) -> None:
@@ -64,7 +71,7 @@ def compare_file(path: Path) -> int:
     for r in plain:
         r.data
     store = RecordStore()
-    entries = entries_of(store.open(path))
+    entries = entries_of(store.open(path), store)
     assert len(entries) == len(plain)
     deferred = 0
     for entry, rec in zip(entries, plain):
@@ -74,6 +81,9 @@ def compare_file(path: Path) -> int:
             same_record(back, rec)
             assert (api, name, UUID_TEXT[raw], offset, timestamp, tid) == (
                 2, rec.data["name"], rec.data["topicId"], rec.offset, rec.timestamp, rec.data["topicId"])
+        elif type(entry) is tuple and len(entry) == 2:   # a ConfigRecord of a snapshot's run
+            same_record(store.record(entry[0]), rec)
+            assert rec.api_key == 4
         elif type(entry) is tuple:
             ref, api, pid, raw = entry
             back = store.record(ref)
@@ -110,7 +120,7 @@ def test_partition_records_without_key_or_headers_are_deferred(tmp_path):
     payload, n = encode_records([topic("t", tid), plain, *odd])
     path = tmp_path / "00000000000000000000.log"
     write_file(path, build_batch(0, payload, n, base_timestamp=TS0))
-    entries = entries_of(RecordStore().open(path))
+    entries = entries_of(*_opened(path))
     # the store reads a record's framing again: attributes and a timestamp delta come back
     assert [type(e) is tuple for e in entries] == [True, True, False, False, True, True]
     assert compare_file(path) == 3
@@ -124,7 +134,7 @@ def test_log_append_time_batches_take_the_batch_time(tmp_path):
                                  attributes=0x08))
     assert compare_file(path) == 2
     store = RecordStore()
-    refs = [e[0] for e in entries_of(store.open(path)) if type(e) is tuple]
+    refs = [e[0] for e in entries_of(store.open(path), store) if type(e) is tuple]
     assert {store.record(r).timestamp for r in refs} == {TS0 + 99}
 
 
@@ -136,7 +146,7 @@ def test_refs_name_their_file(tmp_path):
         log.add(topic(f"t{i}", tid), partition(tid, 0))
         paths.append(log.write(tmp_path / str(i)))
     store = RecordStore()
-    refs = [e[0] for p in paths for e in entries_of(store.open(p)) if type(e) is tuple]
+    refs = [e[0] for p in paths for e in entries_of(store.open(p), store) if type(e) is tuple]
     assert [ref_file(r) for r in refs] == [0, 0, 1, 1, 2, 2]   # each file's topic and partition
     assert [store.record(r).offset for r in refs] == [0, 1, 100, 101, 200, 201]
 
@@ -255,7 +265,7 @@ def test_topic_records_the_fast_path_does_not_take(tmp_path):
     log.add(topic("renamed", a), topic("tópico-ü", uid(15)), partition(uid(15), 3))
     log.add(record("RemoveTopicRecord", topicId=b), change(b, 0, leader=2))
     path = log.write(tmp_path)
-    read_in_place = [e[2] for e in entries_of(RecordStore().open(path))
+    read_in_place = [e[2] for e in entries_of(*_opened(path))
                      if type(e) is tuple and len(e) == 7]
     assert read_in_place == ["tópico-ü", "renamed", "tópico-ü"]   # "renamed": the engine declines
     eng = same_replay([path])

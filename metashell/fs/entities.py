@@ -18,6 +18,7 @@ def entity_records(image, parts: list[str]) -> list | None:
     if not parts:
         return None
     head, rest = parts[0], parts[1:]
+    image.settle()
     h = image.history
     if head in ("topics", "topicIds") and rest:
         t = image.topics.get(rest[0]) if head == "topicIds" else image.topic_by_name(rest[0])

@@ -26,6 +26,7 @@ from typing import Callable, Iterator
 from ..errors import CorruptDataError, RecordDecodeError
 from .batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
 from .compression import decompress
+from .config_runs import record_starts
 from .framing import frame
 from .partition_layout import change_counts, run_counts
 from .reader import REF_BATCH_BITS, REF_POSITION_BITS, FileReader
@@ -138,6 +139,13 @@ class RecordStore:
         (:func:`~.partition_layout.run_counts`); None if they must be folded."""
         _, buf, start, _, _ = self._batch(ref >> REF_POSITION_BITS)
         return run_counts(buf, start + (ref & _POSITION_MASK), shape, n)
+
+    def config_refs(self, ref: int, n: int) -> list[int]:
+        """The refs of the run of ``n`` ConfigRecords whose first is ``ref``
+        (:mod:`.config_runs`)."""
+        _, buf, start, _, _ = self._batch(ref >> REF_POSITION_BITS)
+        base = ref - (ref & _POSITION_MASK) - start   # a ref: base + where in the buffer
+        return [base + pos for pos in record_starts(buf, start + (ref & _POSITION_MASK), n)]
 
     def runs_counts(self, runs: list) -> "list | None":
         """``(n, replicas, isr, leaders)`` of each of a topic's runs (entries

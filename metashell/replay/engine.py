@@ -90,7 +90,7 @@ class ReplayEngine:
         self.store = store if store is not None else RecordStore()
         self._stamps: dict[int, tuple] = {}   # store file number -> snapshot (offset, time)
         self._fold, self._resolve = self.fold_partition, self.partition_history   # bound once
-        self.image = Image(resolver=self._resolve)
+        self.image = Image(resolver=self._resolve, settle_configs=self._settle_configs)
         self.until_offset = until_offset
         self.until_time = until_time
         self.problems: list[Problem] = []
@@ -117,7 +117,7 @@ class ReplayEngine:
         ``end_offset`` (exclusive, from the file name) and ``timestamp``
         (SnapshotHeader.LastContainedLogTimestamp) stamp its entities."""
         self.settle()   # counted and reported, as everything before the snapshot
-        self.image = Image(resolver=self._resolve)
+        self.image = Image(resolver=self._resolve, settle_configs=self._settle_configs)
         self._txn = None
         self._snapshot = (end_offset - 1 if end_offset is not None else None, timestamp)
         if end_offset is not None:
@@ -183,8 +183,13 @@ class ReplayEngine:
                 # or one) outside a transaction are applied here, as _apply_TopicRecord,
                 # _apply_PartitionRecord and _apply_PartitionChangeRecord would;
                 # anything else, the records themselves through the general path.
-                if self._txn is None:
-                    n = len(rec)
+                n = len(rec)
+                if n == 3:   # a run of ConfigRecords (loader/config_runs.py)
+                    if in_snapshot:   # read when the configs are first looked at
+                        self.image.config_runs.append(rec)
+                        continue
+                    pending = [self._materialize(ref) for ref in self.store.config_refs(rec[0], rec[2])]
+                elif self._txn is None:
                     if n == 5:   # a run
                         raw = rec[4]
                         t = last_topic if raw == last_raw else self.image.topics.get(UUID_TEXT[raw])
@@ -388,6 +393,20 @@ class ReplayEngine:
         by_type = self.by_type
         by_type[name] = by_type.get(name, 0) + n
 
+    def _settle_configs(self) -> None:
+        """Read and apply the runs of ConfigRecords a snapshot's batches left
+        unread (:mod:`..loader.config_runs`), in order: the image's configs
+        are being looked at, or changed by what follows."""
+        runs, self.image.config_runs = self.image.config_runs, []
+        with no_cyclic_gc():
+            for ref, _, n in runs:
+                for one in self.store.config_refs(ref, n):
+                    rec = self._materialize(one)
+                    if rec.kind == UNDECODABLE:
+                        self._undecodable(rec)
+                    else:
+                        self._dispatch(rec)
+
     def _materialize(self, ref: int) -> Record:
         """The record a deferred ref names, stamped as its snapshot's records are."""
         rec = self.store.record(ref)
@@ -456,6 +475,7 @@ class ReplayEngine:
         """How many records were applied, skipped and dropped, by type; the
         pending partition changes counted as applied (``summary`` makes
         sure each names a partition that exists)."""
+        self.image.settle()   # a snapshot's ConfigRecords kept unread: applied now
         by_type = dict(self.by_type)
         pending = self._changes.count() if self._changes.batches else 0
         if pending:
@@ -564,8 +584,7 @@ class ReplayEngine:
             self._apply_control(rec, header)
             return
         if rec.kind == UNDECODABLE:
-            self._problem(rec.offset, f"undecodable {rec.name}"
-                          f"{'' if rec.version is None else ' v' + str(rec.version)}: {rec.error}")
+            self._undecodable(rec)
             return
         if rec.name in TRANSACTION_RECORDS:
             self._transaction(rec)
@@ -574,6 +593,10 @@ class ReplayEngine:
             self._txn.append(rec)
             return
         self._dispatch(rec)
+
+    def _undecodable(self, rec: Record) -> None:
+        self._problem(rec.offset, f"undecodable {rec.name}"
+                      f"{'' if rec.version is None else ' v' + str(rec.version)}: {rec.error}")
 
     def _dispatch(self, rec: Record, settle: bool = True) -> None:
         name = rec.name
@@ -931,18 +954,19 @@ class ReplayEngine:
         d = rec.data
         if d is None:
             return
+        configs = self.image.configs   # a snapshot's kept ones applied first: history in order
         rtype = CONFIG_TYPES.get(d["resourceType"], f"type_{d['resourceType']}")
         key = (rtype, d["resourceName"])
         self._history(("config", *key), rec)
-        res = self.image.configs.get(key)
+        res = configs.get(key)
         if d["value"] is None:
             if res is not None:
                 res.pop(d["name"], None)
                 if not res:
-                    del self.image.configs[key]
+                    del configs[key]
             return
         if res is None:
-            res = self.image.configs[key] = {}
+            res = configs[key] = {}
         res[d["name"]] = Entity(d["value"], (rec.offset, rec.timestamp))
 
     def _apply_ClientQuotaRecord(self, rec: Record) -> None:

@@ -247,7 +247,8 @@ class Image:
     controllers: dict = field(default_factory=dict)         # id -> ControllerState
     topics: dict = field(default_factory=dict)              # topic id -> TopicState
     topic_names: dict = field(default_factory=dict)         # name -> topic id
-    configs: dict = field(default_factory=dict)             # (type name, resource name) -> {key: Entity}
+    # (type name, resource name) -> {key: Entity}: read through ``configs``
+    _configs: dict = field(default_factory=dict)
     quotas: dict = field(default_factory=dict)              # ((type, name|None), ...) sorted -> {key: Entity}
     acls: dict = field(default_factory=dict)                # acl id -> Entity(value=dict)
     features: dict = field(default_factory=dict)            # name -> Entity(value=level)
@@ -266,9 +267,28 @@ class Image:
     history: dict = field(default_factory=dict)
     # set by the engine: a list of records and refs as records
     resolver: Callable | None = field(default=None, repr=False, compare=False)
+    # runs of a snapshot's ConfigRecords not read yet (loader/config_runs.py), and
+    # the engine's call that applies them
+    config_runs: list = field(default_factory=list, repr=False, compare=False)
+    settle_configs: Callable | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def configs(self) -> dict:
+        """(type name, resource name) -> {key: Entity}, the snapshot's
+        ConfigRecords left unread applied first (reading or changing them)."""
+        if self.config_runs:
+            self.settle_configs()
+        return self._configs
+
+    def settle(self) -> None:
+        """Apply what the engine kept unread (a snapshot's ConfigRecords):
+        before their history, their counts or their problems are read."""
+        if self.config_runs:
+            self.settle_configs()
 
     def records(self, key: tuple) -> list | None:
         """The records in ``history`` under ``key``, refs read back, or None."""
+        self.settle()
         recs = self.history.get(key)
         if recs is None and key[0] == "topic":
             t = self.topics.get(key[1])
@@ -289,6 +309,7 @@ class Image:
     def history_items(self):
         """Every entity's ``(key, records)``: ``history``'s, and those that
         topics keep themselves."""
+        self.settle()
         history = self.history
         yield from history.items()
         for tid, t in self.topics.items():

@@ -56,7 +56,7 @@ def rewind(engine: ReplayEngine, offset: int, log_files, snapshot_end: int | Non
     changed.pop(("quorum",), None)   # shown only with --include-quorum, which replays again
     before = _replay_before(changed, offset, snapshot_end)
     old = replace(image, brokers=dict(image.brokers), controllers=dict(image.controllers),
-                  topics=dict(image.topics), configs=dict(image.configs),
+                  topics=dict(image.topics), _configs=dict(image.configs), config_runs=[],
                   quotas=dict(image.quotas), acls=dict(image.acls),
                   features=dict(image.features), scram=dict(image.scram),
                   tokens=dict(image.tokens), history={},

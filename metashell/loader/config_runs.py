@@ -1,0 +1,86 @@
+"""Runs of a snapshot's ConfigRecords, found without reading them.
+
+A cluster's topics mostly carry a few config overrides (``retention.ms``,
+``cleanup.policy``, ...), so a snapshot may hold a ConfigRecord or more per
+topic, one after another (``ConfigurationsImage.write``). Nothing that lists
+topics or partitions needs them, and read and applied one by one they cost
+about 4.5 us each, more than twice a bare record walk: ``ls /topics`` on a
+snapshot with three per topic took 0.51x the walk instead of 0.19x. So the
+deferring reader finds how many ConfigRecords follow one another (one short
+Python step per record: its length, and the bytes saying it is one) and hands
+the engine one entry for them; the engine keeps them until the image's
+configs are first looked at (:attr:`~metashell.replay.image.Image.configs`),
+then reads and applies them in order (:meth:`RecordStore.config_refs` gives
+their refs).
+
+A record of such a run, as Kafka writes it (kraft-format.md sections 3, 5)::
+
+    length               zigzag varint, one or two bytes
+    attributes           1 byte (any)
+    timestampDelta       0
+    offsetDelta          zigzag varint, one to three bytes
+    key length           -1 (null)
+    value length         zigzag varint, one or two bytes
+    value                frame version 1, apiKey 4, version 0, the fields, ...
+    headers count        0
+
+Anything else ends the run; the record is then read the usual way.
+"""
+
+from __future__ import annotations
+
+
+def config_run(buf, pos: int, end: int, limit: int) -> tuple[int, int]:
+    """``(n, where they end)`` for the ``n`` (at most ``limit``) records
+    from ``buf[pos:]`` (a batch's records end at ``end``) that are
+    ConfigRecords framed as above."""
+    n = 0
+    while n < limit:
+        b = buf[pos]
+        if b < 0x80:
+            p = pos + 1
+        else:
+            c = buf[pos + 1]
+            if c >= 0x80:
+                break
+            b = (b & 0x7F) | (c << 7)
+            p = pos + 2
+        rend = p + (b >> 1)
+        if b & 1 or buf[p + 1] or rend > end:   # a negative length, a timestamp delta
+            break
+        # past the offset delta, the null key and the value length: frame 1, apiKey 4
+        if buf[p + 2] < 0x80:
+            q = p + 3
+        elif buf[p + 3] < 0x80:
+            q = p + 4
+        elif buf[p + 4] < 0x80:
+            q = p + 5
+        else:
+            break
+        if buf[q] != 1:
+            break
+        if buf[q + 1] < 0x80:
+            q += 2
+        elif buf[q + 2] < 0x80:
+            q += 3
+        else:
+            break
+        if buf[q] != 1 or buf[q + 1] != 4 or buf[rend - 1]:
+            break
+        n += 1
+        pos = rend
+    return n, pos
+
+
+def record_starts(buf, pos: int, n: int) -> list[int]:
+    """Where each of ``n`` records from ``buf[pos:]`` starts (their lengths
+    read as :func:`config_run` read them)."""
+    starts = []
+    for _ in range(n):
+        starts.append(pos)
+        b = buf[pos]
+        if b < 0x80:
+            pos += 1 + (b >> 1)
+        else:
+            pos += 2 + (((b & 0x7F) | (buf[pos + 1] << 7)) >> 1)
+    return starts

@@ -1,0 +1,195 @@
+"""A snapshot's ConfigRecords kept unread in runs (loader/config_runs.py)
+until the image's configs are looked at: the runs the reader finds are
+exactly the ConfigRecords that follow one another, and whatever is looked at
+first, and whatever the log does after the snapshot, the image, the history,
+the counts and the problems are those of applying every record as read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from metashell.fs.tree import build_root
+from metashell.loader.config_runs import config_run, record_starts
+from metashell.loader.reader import read_file
+from metashell.loader.writer import Out, encode_records, record
+from metashell.replay.engine import ReplayEngine
+from metashell.replay.summary import summarize
+from metashell.session import open_session
+from test_replay_support import Log, config, leaves, partition, topic, uid, write_snapshot
+
+END = 500   # the snapshot's end offset
+
+
+def like(out: Out, **changes) -> Out:
+    return Out(spec=out.spec, version=out.version, data=out.data, **changes)
+
+
+def undecodable_config() -> Out:
+    """A ConfigRecord whose resource name claims more bytes than it holds."""
+    value = bytearray(config(2, "t0", "retention.ms", "1").encoded_value())
+    value[4] = 0x7F
+    return Out(value=bytes(value))
+
+
+def snapshot_records(configs_per_topic: int = 3, spoil: bool = False) -> list[Out]:
+    """Topics and partitions, then their configs (a broker's and the
+    cluster's too), as ``MetadataImage.write`` orders them; ``spoil``: one of
+    them undecodable, one with a header, one with a timestamp delta."""
+    outs = []
+    for t in range(6):
+        outs += [topic(f"t{t}", uid(t + 1)), *[partition(uid(t + 1), p) for p in range(3)]]
+    keys = ("retention.ms", "cleanup.policy", "min.insync.replicas", "segment.bytes")
+    values = ("86400000", "compact", "2", "x" * 200)   # a value length of two bytes
+    for t in range(6):
+        for k in range(configs_per_topic):
+            outs.append(config(2, f"t{t}", keys[k % 4], values[(k + t) % 4]))
+    outs += [config(4, "1", "log.retention.hours", "168"), config(4, "", "min.insync.replicas", "1")]
+    if spoil:
+        outs[-5] = like(outs[-5], headers=(("h", b"v"),))
+        outs[-8] = like(outs[-8], timestamp_delta=3)
+        outs.insert(-3, undecodable_config())
+    outs.append(record("ProducerIdsRecord", brokerId=1, brokerEpoch=5, nextProducerId=1000))
+    return outs
+
+
+def log_after(directory: Path) -> Path:
+    """Changes to configs after the snapshot: one set, one removed, a topic
+    (and with it its configs) removed and made again."""
+    log = Log(END)
+    log.add(config(2, "t1", "retention.ms", "5"))
+    log.add(config(2, "t2", "cleanup.policy", None))
+    log.add(record("RemoveTopicRecord", topicId=uid(4)))
+    log.add(topic("t3", uid(40)), config(2, "t3", "retention.ms", "7"))
+    return log.write(directory)
+
+
+def replay(paths: list[Path], deferring: bool) -> ReplayEngine:
+    """The snapshot (``paths[0]``) and then the log, with the store's
+    deferring reader or the plain one, applied as the session applies them."""
+    eng = ReplayEngine()
+    for i, path in enumerate(paths):
+        if i == 0:
+            eng.begin_snapshot(END, None, 1)
+        batches = eng.store.open(path, lazy=True) if deferring else read_file(path, lazy=True)
+        for batch in batches:
+            eng.apply_batch(batch)
+        if i == 0:
+            eng.end_snapshot()
+    eng.finish()
+    return eng
+
+
+def shown(eng: ReplayEngine, first: str) -> tuple:
+    """What a user sees, ``first`` looked at first: the configs, a config's
+    history, the summary's counts, or the whole tree."""
+    image = eng.image
+    looks = {
+        "configs": lambda: dict(image.configs),
+        "history": lambda: [(r.offset, r.data["value"]) for r in image.records(("config", "topic", "t1")) or ()],
+        "summary": lambda: summarize(image, eng),
+        "tree": lambda: leaves(build_root(image)),
+    }
+    out = {first: looks[first]()}
+    for name, look in looks.items():
+        out.setdefault(name, look())
+    out["configs"] = {k: {n: (e.value, e.change) for n, e in v.items()} for k, v in out["configs"].items()}
+    return out, [str(p) for p in eng.problems], eng.applied, dict(eng.by_type)
+
+
+@pytest.mark.parametrize("first", ["configs", "history", "summary", "tree"])
+@pytest.mark.parametrize("spoil", [False, True])
+@pytest.mark.parametrize("with_log", [False, True])
+def test_configs_kept_unread_show_as_applied(tmp_path, first, spoil, with_log):
+    snap = write_snapshot(tmp_path, END, snapshot_records(spoil=spoil))
+    paths = [snap] + ([log_after(tmp_path)] if with_log else [])
+    kept = replay(paths, deferring=True)
+    if not with_log:
+        assert kept.image.config_runs   # not read yet
+    assert shown(kept, first) == shown(replay(paths, deferring=False), first)
+
+
+def test_ls_leaves_them_unread_and_summary_reads_them(tmp_path):
+    write_snapshot(tmp_path, END, snapshot_records())
+    s = open_session(tmp_path)
+    assert sorted(s.root.child("topics").children()) == [f"t{t}" for t in range(6)]
+    runs = s.image.config_runs
+    assert [n for _, _, n in runs] == [6 * 3 + 2]   # one run: every ConfigRecord
+    summary = s.summary()
+    assert not s.image.config_runs and summary["records"]["byType"]["ConfigRecord"] == 20
+    settled = open_session(tmp_path)
+    settled.image.settle()
+    assert settled.summary() == summary and summary["underMinIsrPartitions"] > 0   # min ISR from configs
+    assert s.image.configs[("topic", "t0")]["retention.ms"].value == "86400000"
+
+
+def test_a_snapshot_whose_configs_come_between_topics(tmp_path):
+    """Configs right after their topic's partitions (another writer's
+    order): a run each, the topics after them read as usual."""
+    outs = []
+    for t in range(5):
+        outs += [topic(f"t{t}", uid(t + 1)), *[partition(uid(t + 1), p) for p in range(2)],
+                 config(2, f"t{t}", "retention.ms", str(t)), config(2, f"t{t}", "cleanup.policy", "delete")]
+    snap = write_snapshot(tmp_path, END, outs)
+    kept = replay([snap], deferring=True)
+    assert [n for _, _, n in kept.image.config_runs] == [2] * 5
+    assert shown(kept, "tree") == shown(replay([snap], deferring=False), "tree")
+
+
+# -- the run itself ---------------------------------------------------------------------
+
+def run_of(outs: list[Out], *, base_records: int = 0) -> tuple[int, list[int], bytes]:
+    """``config_run`` over ``outs`` written after ``base_records`` fillers
+    (so that offset deltas take one, two or three bytes): how many it takes
+    from the first of ``outs``, where the records start, the bytes."""
+    filler = [record("NoOpRecord")] * base_records
+    payload, _ = encode_records(filler + outs)
+    starts = record_starts(payload, 0, base_records + len(outs))
+    first = starts[base_records]
+    n, end = config_run(payload, first, len(payload), len(outs))
+    assert end == (starts + [len(payload)])[base_records + n]
+    return n, starts[base_records:], payload
+
+
+@pytest.mark.parametrize("base_records", [0, 100, 9000])
+def test_a_run_takes_the_configrecords_that_follow_one_another(base_records):
+    configs = [config(2, f"topic-{i}", "retention.ms", str(10 ** i)) for i in range(5)]
+    long = config(2, "t", "k", "v" * 300)   # a record and a value of two-byte lengths
+    others = {
+        "a partition": partition(uid(1), 0),
+        "a header": like(configs[0], headers=(("h", b"v"),)),
+        "a timestamp delta": like(configs[0], timestamp_delta=1),
+        "a key": like(configs[0], key=b"k"),
+    }
+    assert run_of(configs + [long], base_records=base_records)[0] == 6
+    for name, other in others.items():
+        assert run_of(configs[:3] + [other] + configs[3:], base_records=base_records)[0] == 3, name
+    assert run_of(configs[:2], base_records=base_records)[0] == 2   # the batch's end
+    n, _, _ = run_of([undecodable_config()] + configs)   # framed as one: read (and reported) later
+    assert n == 6
+
+
+def test_the_store_gives_each_record_of_a_run(tmp_path):
+    path = write_snapshot(tmp_path, END, snapshot_records(configs_per_topic=2))
+    eng = ReplayEngine()
+    batches = list(eng.store.open(path, lazy=True))
+    entries = [e for b in batches if type(b.records) is list for e in b.records
+               if type(e) is tuple and len(e) == 3]
+    assert [e[2] for e in entries] == [14]
+    refs = eng.store.config_refs(entries[0][0], 14)
+    plain = [r for b in read_file(path, lazy=True) for r in b.records if r.name == "ConfigRecord"]
+    assert [(r.offset, r.data) for r in map(eng.store.record, refs)] == [(r.offset, r.data) for r in plain]
+
+
+def test_a_log_segment_keeps_none(tmp_path):
+    """Only a snapshot's are kept: a log's ConfigRecords are applied as read."""
+    log = Log()
+    log.add(*[config(2, f"t{i}", "retention.ms", "1") for i in range(4)])
+    path = log.write(tmp_path)
+    eng = ReplayEngine()
+    for batch in eng.store.open(path, lazy=True):
+        assert not any(type(r) is tuple for r in batch.records)
+        eng.apply_batch(batch)
+    assert not eng.image.config_runs and len(eng.image.configs) == 4
+
