@@ -65,13 +65,14 @@ def log_after(directory: Path) -> Path:
     return log.write(directory)
 
 
-def replay(paths: list[Path], deferring: bool) -> ReplayEngine:
-    """The snapshot (``paths[0]``) and then the log, with the store's
+def replay(paths: list[Path], deferring: bool, end: int | None = END) -> ReplayEngine:
+    """The snapshot (``paths[0]``; ending at ``end``, None: unknown, its
+    records keep their own offsets) and then the log, with the store's
     deferring reader or the plain one, applied as the session applies them."""
     eng = ReplayEngine()
     for i, path in enumerate(paths):
         if i == 0:
-            eng.begin_snapshot(END, None, 1)
+            eng.begin_snapshot(end, None, 1)
         batches = eng.store.open(path, lazy=True) if deferring else read_file(path, lazy=True)
         for batch in batches:
             eng.apply_batch(batch)
@@ -101,13 +102,14 @@ def shown(eng: ReplayEngine, first: str) -> tuple:
 @pytest.mark.parametrize("first", ["configs", "history", "summary", "tree"])
 @pytest.mark.parametrize("spoil", [False, True])
 @pytest.mark.parametrize("with_log", [False, True])
-def test_configs_kept_unread_show_as_applied(tmp_path, first, spoil, with_log):
+@pytest.mark.parametrize("end", [END, None])
+def test_configs_kept_unread_show_as_applied(tmp_path, first, spoil, with_log, end):
     snap = write_snapshot(tmp_path, END, snapshot_records(spoil=spoil))
     paths = [snap] + ([log_after(tmp_path)] if with_log else [])
-    kept = replay(paths, deferring=True)
+    kept = replay(paths, deferring=True, end=end)
     if not with_log:
         assert kept.image.config_runs   # not read yet
-    assert shown(kept, first) == shown(replay(paths, deferring=False), first)
+    assert shown(kept, first) == shown(replay(paths, deferring=False, end=end), first)
 
 
 def test_ls_leaves_them_unread_and_summary_reads_them(tmp_path):

@@ -33,7 +33,7 @@ def entity_records(image, parts: list[str]) -> list | None:
     if head == "controllers" and rest and rest[0].isdigit():
         return h.get(("controller", int(rest[0])))
     if head == "configs" and len(rest) >= 2:
-        return h.get(("config", rest[0], "" if rest[1] == DEFAULT_NAME else rest[1]))
+        return image.records(("config", rest[0], "" if rest[1] == DEFAULT_NAME else rest[1]))
     if head == "clientQuotas" and rest:
         pairs = []
         for i in range(0, len(rest) - 1, 2):

@@ -84,3 +84,49 @@ def record_starts(buf, pos: int, n: int) -> list[int]:
         else:
             pos += 2 + (((b & 0x7F) | (buf[pos + 1] << 7)) >> 1)
     return starts
+
+
+
+def fields(buf, pos: int, n: int) -> list:
+    """Per record of the run of ``n`` from ``buf[pos:]``: ``(where it
+    starts, offset delta, resourceType, resourceName, name, value)`` read
+    straight from its bytes (ConfigRecord v0: an int8 and three compact
+    strings, the last nullable, then no tagged fields), or its start alone
+    where it is laid out otherwise (a timestamp delta, a string of 127
+    bytes or more, tagged fields: the store's decoder reads it)."""
+    out = []
+    append = out.append
+    for _ in range(n):
+        start = pos
+        b = buf[pos]
+        if b < 0x80:
+            p = pos + 1
+        else:
+            b = (b & 0x7F) | (buf[pos + 1] << 7)
+            p = pos + 2
+        pos = p + (b >> 1)                       # the next record
+        u = buf[p + 2]                           # after attributes and timestamp delta: offset delta
+        if u < 0x80:
+            q = p + 3
+        elif buf[p + 3] < 0x80:
+            u = (u & 0x7F) | (buf[p + 3] << 7)
+            q = p + 4
+        else:
+            u = (u & 0x7F) | ((buf[p + 3] & 0x7F) << 7) | (buf[p + 4] << 14)
+            q = p + 5
+        q += 5 if buf[q + 1] < 0x80 else 6       # null key, value length, frame version, apiKey, version
+        try:
+            a = buf[q + 1]                       # resourceName's length + 1
+            b = q + 1 + a                        # name's length + 1 at b
+            c = b + buf[b]                       # value's length + 1 (0: null) at c
+            v = buf[c]
+            end = c + (v or 1)                   # no tagged fields, then no headers
+            if (buf[p + 1] or buf[q - 1] or buf[q] >= 0x80 or not 0 < a < 0x80 or not 0 < buf[b] < 0x80
+                    or v >= 0x80 or end != pos - 2 or buf[end] or buf[end + 1]):
+                append((start,))
+                continue
+            append((start, (u >> 1) ^ -(u & 1), buf[q], str(buf[q + 2:b], "utf-8"),
+                    str(buf[b + 1:c], "utf-8"), str(buf[c + 1:end], "utf-8") if v else None))
+        except (IndexError, UnicodeDecodeError):   # past the buffer, not UTF-8: as the decoder says
+            append((start,))
+    return out

@@ -26,7 +26,7 @@ from typing import Callable, Iterator
 from ..errors import CorruptDataError, RecordDecodeError
 from .batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
 from .compression import decompress
-from .config_runs import record_starts
+from .config_runs import fields, record_starts
 from .framing import frame
 from .partition_layout import change_counts, run_counts
 from .reader import REF_BATCH_BITS, REF_POSITION_BITS, FileReader
@@ -146,6 +146,15 @@ class RecordStore:
         _, buf, start, _, _ = self._batch(ref >> REF_POSITION_BITS)
         base = ref - (ref & _POSITION_MASK) - start   # a ref: base + where in the buffer
         return [base + pos for pos in record_starts(buf, start + (ref & _POSITION_MASK), n)]
+
+    def config_fields(self, ref: int, n: int) -> tuple:
+        """For the run of ``n`` ConfigRecords whose first is ``ref``: ``(ref
+        base, batch header, append time)`` (a record's ref is the base plus
+        its start; the append time None unless the batch has one) and
+        :func:`~.config_runs.fields` of each."""
+        h, buf, start, _, append_ts = self._batch(ref >> REF_POSITION_BITS)
+        base = ref - (ref & _POSITION_MASK) - start
+        return base, h, append_ts, fields(buf, start + (ref & _POSITION_MASK), n)
 
     def runs_counts(self, runs: list) -> "list | None":
         """``(n, replicas, isr, leaders)`` of each of a topic's runs (entries

@@ -398,14 +398,27 @@ class ReplayEngine:
         unread (:mod:`..loader.config_runs`), in order: the image's configs
         are being looked at, or changed by what follows."""
         runs, self.image.config_runs = self.image.config_runs, []
+        applied = 0
         with no_cyclic_gc():
             for ref, _, n in runs:
-                for one in self.store.config_refs(ref, n):
-                    rec = self._materialize(one)
+                base, h, append_ts, found = self.store.config_fields(ref, n)
+                stamp = self._stamps.get(ref_file(ref))
+                ts = h.base_timestamp if append_ts is None else append_ts
+                for f in found:
+                    one = base + f[0]
+                    if len(f) > 1 and self.on_change is None:
+                        # read straight from its bytes, its ref its history (no Record:
+                        # 3.7 -> 1.8 us per record), as _apply_ConfigRecord applies one
+                        change = (stamp[0], stamp[1] or ts) if stamp else (h.base_offset + f[1], ts)
+                        self._set_config(f[2], f[3], f[4], f[5], change, one)
+                        applied += 1
+                        continue
+                    rec = self._materialize(one)   # anything else: as the general path reads it
                     if rec.kind == UNDECODABLE:
                         self._undecodable(rec)
                     else:
                         self._dispatch(rec)
+        self._count("ConfigRecord", applied)
 
     def _materialize(self, ref: int) -> Record:
         """The record a deferred ref names, stamped as its snapshot's records are."""
@@ -952,22 +965,25 @@ class ReplayEngine:
 
     def _apply_ConfigRecord(self, rec: Record) -> None:
         d = rec.data
-        if d is None:
-            return
+        if d is not None:
+            self._set_config(d["resourceType"], d["resourceName"], d["name"], d["value"],
+                             (rec.offset, rec.timestamp), rec)
+
+    def _set_config(self, rtype: int, rname: str, name: str, value, change: tuple, rec) -> None:
+        """A ConfigRecord's fields applied (``rec``: it, or its ref, for the history)."""
         configs = self.image.configs   # a snapshot's kept ones applied first: history in order
-        rtype = CONFIG_TYPES.get(d["resourceType"], f"type_{d['resourceType']}")
-        key = (rtype, d["resourceName"])
+        key = (CONFIG_TYPES.get(rtype) or f"type_{rtype}", rname)
         self._history(("config", *key), rec)
         res = configs.get(key)
-        if d["value"] is None:
+        if value is None:
             if res is not None:
-                res.pop(d["name"], None)
+                res.pop(name, None)
                 if not res:
                     del configs[key]
             return
         if res is None:
             res = configs[key] = {}
-        res[d["name"]] = Entity(d["value"], (rec.offset, rec.timestamp))
+        res[name] = Entity(value, change)
 
     def _apply_ClientQuotaRecord(self, rec: Record) -> None:
         d = rec.data
