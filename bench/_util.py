@@ -146,7 +146,7 @@ def _uuid(rng: random.Random) -> str:
 
 def cluster_records(topics: int, partitions: int, *, brokers: int = 6, controllers: int = 3,
                     replication: int = 3, seed: int = 42, partition_version: int = 2,
-                    shrunk_every: int = 0, mixed: bool = False):
+                    shrunk_every: int = 0, mixed: bool = False, overrides: int = 0):
     """The metadata records of a realistic 4.x cluster image, in the order
     ``MetadataImage.write`` uses: features, controllers and brokers, topics
     each followed by its partitions (PartitionRecord v``partition_version``,
@@ -156,7 +156,9 @@ def cluster_records(topics: int, partitions: int, *, brokers: int = 6, controlle
     ``shrunk_every``: every so many partitions has lost its last replica from
     the ISR (the same cluster a little later, for ``diff``).
     ``mixed``: topics as a real cluster has them instead (:func:`mixed_topics`),
-    ``topics`` x ``partitions`` partitions in all."""
+    ``topics`` x ``partitions`` partitions in all.
+    ``overrides``: so many config overrides on every topic (of
+    :data:`TOPIC_OVERRIDES`), not one on a tenth of them."""
     rng = random.Random(seed)
     replication = min(replication, brokers)
     for name, level in (("metadata.version", 29), ("eligible.leader.replicas.version", 1),
@@ -209,10 +211,13 @@ def cluster_records(topics: int, partitions: int, *, brokers: int = 6, controlle
                          replicas=replicas, isr=isr, removingReplicas=[], addingReplicas=[],
                          leader=leader, leaderEpoch=rng.randrange(0, 20),
                          partitionEpoch=rng.randrange(0, 40) + (1 if shrunk else 0), **dirs)
-        if t % 10 == 0:
-            configs.append((name, "retention.ms", str(rng.choice((3600000, 86400000, 604800000)))))
-        if t % 25 == 0:
-            configs.append((name, "cleanup.policy", "compact"))
+        if overrides:
+            configs += [(name, key, rng.choice(values)) for key, values in TOPIC_OVERRIDES[:overrides]]
+        else:
+            if t % 10 == 0:
+                configs.append((name, "retention.ms", str(rng.choice((3600000, 86400000, 604800000)))))
+            if t % 25 == 0:
+                configs.append((name, "cleanup.policy", "compact"))
     for b in range(1, brokers + 1):
         yield record("ConfigRecord", resourceType=4, resourceName=str(b), name="log.retention.hours",
                      value="168")
@@ -222,6 +227,12 @@ def cluster_records(topics: int, partitions: int, *, brokers: int = 6, controlle
         yield record("ConfigRecord", resourceType=2, resourceName=name, name=key, value=value)
     yield record("ProducerIdsRecord", brokerId=1, brokerEpoch=1001, nextProducerId=123000)
 
+
+# config overrides a topic made by a provisioning tool carries, with values to pick from
+TOPIC_OVERRIDES = (("retention.ms", ("3600000", "86400000", "604800000", "-1")),
+                   ("cleanup.policy", ("delete", "compact", "compact,delete")),
+                   ("min.insync.replicas", ("1", "2")),
+                   ("segment.bytes", ("104857600", "1073741824")))
 
 # a real cluster's topics: many of one or a few partitions, some of dozens or more
 MIXED_PARTITIONS = (1, 1, 1, 2, 3, 3, 6, 8, 12, 12, 16, 24, 32, 50, 100)

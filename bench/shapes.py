@@ -22,6 +22,9 @@ the project's writer (``_util``) and cached under ``bench/out/``:
                    partition's replicas drawn anew, names of many lengths, a few
                    lagging or offline partitions (``_util.mixed_topics``)
 ``logdir-mixed``   the ``logdir`` log on the ``snap-mixed`` snapshot
+``snap-configs``   ``snap-8mib-v2`` with three config overrides on every topic
+                   (``retention.ms``, ``cleanup.policy``, ``min.insync.replicas``), as
+                   clusters whose topics are made by tools that set them have
 
 (sizes for the default ``--partitions 1000000``; every count scales with it).
 
@@ -66,7 +69,7 @@ from _util import (OUT_DIR, Timer, batched, best_of_fresh, cat_one, cluster_reco
 from metashell.loader.writer import MAX_BATCH_BYTES, LogWriter, record, segment_name, snapshot_name
 
 SHAPES = ("snap-8mib-v2", "snap-small-v2", "snap-8mib-v1", "snap-8mib-v0", "logdir",
-          "create-topics", "snap-mixed", "logdir-mixed")
+          "create-topics", "snap-mixed", "logdir-mixed", "snap-configs")
 GENERATOR_VERSION = 1
 PARTITIONS_PER_TOPIC = 10
 CREATE_TOPICS_BATCH = 5_000     # partitions per CreateTopics batch
@@ -83,9 +86,10 @@ SPREAD = 1.5
 # --------------------------------------------------------------------------- generating
 
 def _snapshot(path: Path, partitions: int, version: int, per_batch, max_bytes,
-              mixed: bool = False) -> dict:
+              mixed: bool = False, overrides: int = 0) -> dict:
     n = write_snapshot(path, cluster_records(partitions // PARTITIONS_PER_TOPIC, PARTITIONS_PER_TOPIC,
-                                             partition_version=version, mixed=mixed),
+                                             partition_version=version, mixed=mixed,
+                                             overrides=overrides),
                        epoch=EPOCH, timestamp=TIMESTAMP, per_batch=per_batch, max_bytes=max_bytes)
     return {"records": n}
 
@@ -208,6 +212,8 @@ def shape_path(shape: str, partitions: int) -> tuple[Path, dict]:
                 info = _create_topics(path, partitions)
             elif shape == "snap-mixed":
                 info = _snapshot(path, partitions, 2, None, MAX_BATCH_BYTES, mixed=True)
+            elif shape == "snap-configs":
+                info = _snapshot(path, partitions, 2, None, MAX_BATCH_BYTES, overrides=3)
             else:
                 version = int(shape[-1])
                 small = shape.startswith("snap-small")
