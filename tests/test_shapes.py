@@ -98,7 +98,7 @@ def check(path: Path) -> dict:
             back = store.record(e[0])
             same(back, r)
             assert e[1] == back.api_key
-            if len(e) == 2:   # a ConfigRecord of a snapshot's run
+            if len(e) == 2:   # a record of a snapshot's kept run (configs, ACLs, ...)
                 pass
             elif len(e) == 7:   # a TopicRecord on the fast path
                 assert (e[2], UUID_TEXT[e[3]], e[4], e[5], e[6]) == (

@@ -27,14 +27,15 @@ FIELDS = ("offset", "timestamp", "epoch", "kind", "name", "api_key", "version", 
 def entries_of(reader, store: RecordStore) -> list:
     """A deferred read's entries (``reader``: opened by ``store``), a run as
     its records: ``(ref, apiKey, partitionId, raw topic id)`` each; a run
-    of a snapshot's ConfigRecords as ``(ref, 4)`` each; a run of heartbeat
+    of a snapshot's records kept unread (configs, ACLs, ...) as ``(ref,
+    apiKey)`` each; a run of heartbeat
     batches as its NoOpRecords, read again batch by batch; a batch of
     changes left unread, read."""
     return [e for b in reader
             for x in (b.records if type(b.records) is list else
                       b.records.entries() if type(b.records) is ChangeBatch else
                       [r for one in b.records.batches() for r in one.records])
-            for e in (((ref, 4) for ref in store.config_refs(x[0], x[2])) if type(x) is tuple and len(x) == 3
+            for e in (((ref, x[1]) for ref in store.run_refs(x[0], x[2])) if type(x) is tuple and len(x) == 3
                       else deferred_records(x) if type(x) is tuple else (x,))]
 
 
@@ -81,9 +82,9 @@ def compare_file(path: Path) -> int:
             same_record(back, rec)
             assert (api, name, UUID_TEXT[raw], offset, timestamp, tid) == (
                 2, rec.data["name"], rec.data["topicId"], rec.offset, rec.timestamp, rec.data["topicId"])
-        elif type(entry) is tuple and len(entry) == 2:   # a ConfigRecord of a snapshot's run
+        elif type(entry) is tuple and len(entry) == 2:   # a record of a snapshot's kept run
             same_record(store.record(entry[0]), rec)
-            assert rec.api_key == 4
+            assert rec.api_key == entry[1]
         elif type(entry) is tuple:
             ref, api, pid, raw = entry
             back = store.record(ref)

@@ -26,7 +26,7 @@ from typing import Callable, Iterator
 from ..errors import CorruptDataError, RecordDecodeError
 from .batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
 from .compression import decompress
-from .config_runs import fields, record_starts
+from .kept_runs import config_fields, record_starts
 from .framing import frame
 from .partition_layout import change_counts, run_counts
 from .reader import REF_BATCH_BITS, REF_POSITION_BITS, FileReader
@@ -140,9 +140,9 @@ class RecordStore:
         _, buf, start, _, _ = self._batch(ref >> REF_POSITION_BITS)
         return run_counts(buf, start + (ref & _POSITION_MASK), shape, n)
 
-    def config_refs(self, ref: int, n: int) -> list[int]:
-        """The refs of the run of ``n`` ConfigRecords whose first is ``ref``
-        (:mod:`.config_runs`)."""
+    def run_refs(self, ref: int, n: int) -> list[int]:
+        """The refs of a snapshot's run of ``n`` records kept unread whose
+        first is ``ref`` (:mod:`.kept_runs`)."""
         _, buf, start, _, _ = self._batch(ref >> REF_POSITION_BITS)
         base = ref - (ref & _POSITION_MASK) - start   # a ref: base + where in the buffer
         return [base + pos for pos in record_starts(buf, start + (ref & _POSITION_MASK), n)]
@@ -151,10 +151,10 @@ class RecordStore:
         """For the run of ``n`` ConfigRecords whose first is ``ref``: ``(ref
         base, batch header, append time)`` (a record's ref is the base plus
         its start; the append time None unless the batch has one) and
-        :func:`~.config_runs.fields` of each."""
+        :func:`~.kept_runs.config_fields` of each."""
         h, buf, start, _, append_ts = self._batch(ref >> REF_POSITION_BITS)
         base = ref - (ref & _POSITION_MASK) - start
-        return base, h, append_ts, fields(buf, start + (ref & _POSITION_MASK), n)
+        return base, h, append_ts, config_fields(buf, start + (ref & _POSITION_MASK), n)
 
     def runs_counts(self, runs: list) -> "list | None":
         """``(n, replicas, isr, leaders)`` of each of a topic's runs (entries

@@ -90,7 +90,7 @@ class ReplayEngine:
         self.store = store if store is not None else RecordStore()
         self._stamps: dict[int, tuple] = {}   # store file number -> snapshot (offset, time)
         self._fold, self._resolve = self.fold_partition, self.partition_history   # bound once
-        self.image = Image(resolver=self._resolve, settle_configs=self._settle_configs)
+        self.image = Image(resolver=self._resolve, settle_kept=self._settle_kept)
         self.until_offset = until_offset
         self.until_time = until_time
         self.problems: list[Problem] = []
@@ -117,7 +117,7 @@ class ReplayEngine:
         ``end_offset`` (exclusive, from the file name) and ``timestamp``
         (SnapshotHeader.LastContainedLogTimestamp) stamp its entities."""
         self.settle()   # counted and reported, as everything before the snapshot
-        self.image = Image(resolver=self._resolve, settle_configs=self._settle_configs)
+        self.image = Image(resolver=self._resolve, settle_kept=self._settle_kept)
         self._txn = None
         self._snapshot = (end_offset - 1 if end_offset is not None else None, timestamp)
         if end_offset is not None:
@@ -184,11 +184,11 @@ class ReplayEngine:
                 # _apply_PartitionRecord and _apply_PartitionChangeRecord would;
                 # anything else, the records themselves through the general path.
                 n = len(rec)
-                if n == 3:   # a run of ConfigRecords (loader/config_runs.py)
-                    if in_snapshot:   # read when the configs are first looked at
-                        self.image.config_runs.append(rec)
+                if n == 3:   # a run of configs, ACLs, ... (loader/kept_runs.py)
+                    if in_snapshot:   # read when they are first looked at
+                        self.image.kept_runs.setdefault(rec[1], []).append(rec)
                         continue
-                    pending = [self._materialize(ref) for ref in self.store.config_refs(rec[0], rec[2])]
+                    pending = [self._materialize(ref) for ref in self.store.run_refs(rec[0], rec[2])]
                 elif self._txn is None:
                     if n == 5:   # a run
                         raw = rec[4]
@@ -393,32 +393,44 @@ class ReplayEngine:
         by_type = self.by_type
         by_type[name] = by_type.get(name, 0) + n
 
-    def _settle_configs(self) -> None:
-        """Read and apply the runs of ConfigRecords a snapshot's batches left
-        unread (:mod:`..loader.config_runs`), in order: the image's configs
-        are being looked at, or changed by what follows."""
-        runs, self.image.config_runs = self.image.config_runs, []
-        applied = 0
+    def _settle_kept(self, api: int | None) -> None:
+        """Read and apply the runs of records of apiKey ``api`` (None: all) a
+        snapshot's batches left unread (:mod:`..loader.kept_runs`), in order:
+        that part of the image is being looked at, or changed by what
+        follows."""
+        kept = self.image.kept_runs
         with no_cyclic_gc():
-            for ref, _, n in runs:
-                base, h, append_ts, found = self.store.config_fields(ref, n)
-                stamp = self._stamps.get(ref_file(ref))
-                ts = h.base_timestamp if append_ts is None else append_ts
-                for f in found:
-                    one = base + f[0]
-                    if len(f) > 1 and self.on_change is None:
-                        # read straight from its bytes, its ref its history (no Record:
-                        # 3.7 -> 1.8 us per record), as _apply_ConfigRecord applies one
-                        change = (stamp[0], stamp[1] or ts) if stamp else (h.base_offset + f[1], ts)
-                        self._set_config(f[2], f[3], f[4], f[5], change, one)
-                        applied += 1
+            for a in list(kept) if api is None else [api]:
+                for ref, _, n in kept.pop(a):
+                    if a == 4 and self.on_change is None:
+                        self._apply_configs(ref, n)
                         continue
-                    rec = self._materialize(one)   # anything else: as the general path reads it
-                    if rec.kind == UNDECODABLE:
-                        self._undecodable(rec)
-                    else:
-                        self._dispatch(rec)
+                    for one in self.store.run_refs(ref, n):
+                        self._apply_kept(one)
+
+    def _apply_configs(self, ref: int, n: int) -> None:
+        """A run of ConfigRecords read straight from its bytes, each ref its
+        history (no Record: 3.7 -> 1.8 us per record), as _apply_ConfigRecord
+        applies one; one laid out otherwise as the general path reads it."""
+        base, h, append_ts, found = self.store.config_fields(ref, n)
+        stamp = self._stamps.get(ref_file(ref))
+        ts = h.base_timestamp if append_ts is None else append_ts
+        applied = 0
+        for f in found:
+            if len(f) == 1:
+                self._apply_kept(base + f[0])
+                continue
+            change = (stamp[0], stamp[1] or ts) if stamp else (h.base_offset + f[1], ts)
+            self._set_config(f[2], f[3], f[4], f[5], change, base + f[0])
+            applied += 1
         self._count("ConfigRecord", applied)
+
+    def _apply_kept(self, ref: int) -> None:
+        rec = self._materialize(ref)
+        if rec.kind == UNDECODABLE:
+            self._undecodable(rec)
+        else:
+            self._dispatch(rec)
 
     def _materialize(self, ref: int) -> Record:
         """The record a deferred ref names, stamped as its snapshot's records are."""
@@ -487,8 +499,9 @@ class ReplayEngine:
     def record_counts(self) -> dict:
         """How many records were applied, skipped and dropped, by type; the
         pending partition changes counted as applied (``summary`` makes
-        sure each names a partition that exists)."""
-        self.image.settle()   # a snapshot's ConfigRecords kept unread: applied now
+        sure each names a partition that exists); a snapshot's records kept
+        unread are applied first."""
+        self.image.settle()
         by_type = dict(self.by_type)
         pending = self._changes.count() if self._changes.batches else 0
         if pending:
@@ -989,17 +1002,18 @@ class ReplayEngine:
         d = rec.data
         if d is None:
             return
+        quotas = self.image.quotas   # a snapshot's kept ones applied first: history in order
         entity = tuple(sorted((e["entityType"], e["entityName"]) for e in d["entity"]))
         self._history(("quota", entity), rec)
-        quota = self.image.quotas.get(entity)
+        quota = quotas.get(entity)
         if d["remove"]:
             if quota is not None:
                 quota.pop(d["key"], None)
                 if not quota:
-                    del self.image.quotas[entity]
+                    del quotas[entity]
             return
         if quota is None:
-            quota = self.image.quotas[entity] = {}
+            quota = quotas[entity] = {}
         quota[d["key"]] = Entity(d["value"], (rec.offset, rec.timestamp))
 
     _apply_QuotaRecord = _apply_ClientQuotaRecord  # Kafka 2.8 name of apiKey 14
@@ -1054,8 +1068,9 @@ class ReplayEngine:
         d = rec.data
         if d is None:
             return
+        acls = self.image.acls   # a snapshot's kept ones applied first: history in order
         self._history(("acl", d["id"]), rec)
-        if self.image.acls.pop(d["id"], None) is None:
+        if acls.pop(d["id"], None) is None:
             raise ApplyError(f"failed to find existing ACL with ID {d['id']}")
 
     def _apply_AccessControlRecord(self, rec: Record) -> None:

@@ -247,14 +247,15 @@ class Image:
     controllers: dict = field(default_factory=dict)         # id -> ControllerState
     topics: dict = field(default_factory=dict)              # topic id -> TopicState
     topic_names: dict = field(default_factory=dict)         # name -> topic id
-    # (type name, resource name) -> {key: Entity}: read through ``configs``
-    _configs: dict = field(default_factory=dict)
-    quotas: dict = field(default_factory=dict)              # ((type, name|None), ...) sorted -> {key: Entity}
-    acls: dict = field(default_factory=dict)                # acl id -> Entity(value=dict)
+    # read through the properties below (a snapshot's records of them kept unread
+    # are applied first):
+    _configs: dict = field(default_factory=dict)   # (type name, resource name) -> {key: Entity}
+    _quotas: dict = field(default_factory=dict)    # ((type, name|None), ...) sorted -> {key: Entity}
+    _acls: dict = field(default_factory=dict)      # acl id -> Entity(value=dict)
     features: dict = field(default_factory=dict)            # name -> Entity(value=level)
     producer_ids: Entity | None = None                      # Entity(value={nextProducerId, lastBrokerId, lastBrokerEpoch})
-    scram: dict = field(default_factory=dict)               # (mechanism name, user) -> Entity(value=dict)
-    tokens: dict = field(default_factory=dict)              # token id -> Entity(value=dict)
+    _scram: dict = field(default_factory=dict)     # (mechanism name, user) -> Entity(value=dict)
+    _tokens: dict = field(default_factory=dict)    # token id -> Entity(value=dict)
     zk_migration_state: int | None = None
     quorum: QuorumState = field(default_factory=QuorumState)
     last_offset: int = -1                                   # last applied record offset (log offsets)
@@ -267,24 +268,40 @@ class Image:
     history: dict = field(default_factory=dict)
     # set by the engine: a list of records and refs as records
     resolver: Callable | None = field(default=None, repr=False, compare=False)
-    # runs of a snapshot's ConfigRecords not read yet (loader/config_runs.py), and
-    # the engine's call that applies them
-    config_runs: list = field(default_factory=list, repr=False, compare=False)
-    settle_configs: Callable | None = field(default=None, repr=False, compare=False)
+    # apiKey -> runs of a snapshot's records of it not read yet (loader/kept_runs.py),
+    # and the engine's call that applies those of one apiKey (None: all)
+    kept_runs: dict = field(default_factory=dict, repr=False, compare=False)
+    settle_kept: Callable | None = field(default=None, repr=False, compare=False)
 
     @property
     def configs(self) -> dict:
-        """(type name, resource name) -> {key: Entity}, the snapshot's
-        ConfigRecords left unread applied first (reading or changing them)."""
-        if self.config_runs:
-            self.settle_configs()
-        return self._configs
+        return self._configs if 4 not in self.kept_runs else self._settled(4, self._configs)
+
+    @property
+    def tokens(self) -> dict:
+        return self._tokens if 10 not in self.kept_runs else self._settled(10, self._tokens)
+
+    @property
+    def scram(self) -> dict:
+        return self._scram if 11 not in self.kept_runs else self._settled(11, self._scram)
+
+    @property
+    def quotas(self) -> dict:
+        return self._quotas if 14 not in self.kept_runs else self._settled(14, self._quotas)
+
+    @property
+    def acls(self) -> dict:
+        return self._acls if 18 not in self.kept_runs else self._settled(18, self._acls)
+
+    def _settled(self, api: int, part: dict) -> dict:
+        self.settle_kept(api)
+        return part
 
     def settle(self) -> None:
-        """Apply what the engine kept unread (a snapshot's ConfigRecords):
-        before their history, their counts or their problems are read."""
-        if self.config_runs:
-            self.settle_configs()
+        """Apply every record the engine kept unread (a snapshot's configs,
+        ACLs, ...): before histories or problems are read."""
+        if self.kept_runs:
+            self.settle_kept(None)
 
     def records(self, key: tuple) -> list | None:
         """The records in ``history`` under ``key``, refs read back, or None."""

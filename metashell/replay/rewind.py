@@ -56,10 +56,10 @@ def rewind(engine: ReplayEngine, offset: int, log_files, snapshot_end: int | Non
     changed.pop(("quorum",), None)   # shown only with --include-quorum, which replays again
     before = _replay_before(changed, offset, snapshot_end)
     old = replace(image, brokers=dict(image.brokers), controllers=dict(image.controllers),
-                  topics=dict(image.topics), _configs=dict(image.configs), config_runs=[],
-                  quotas=dict(image.quotas), acls=dict(image.acls),
-                  features=dict(image.features), scram=dict(image.scram),
-                  tokens=dict(image.tokens), history={},
+                  topics=dict(image.topics), _configs=dict(image.configs),
+                  _quotas=dict(image.quotas), _acls=dict(image.acls),
+                  features=dict(image.features), _scram=dict(image.scram),
+                  _tokens=dict(image.tokens), kept_runs={}, history={},
                   last_offset=min(offset, image.last_offset))   # what depends on the log's end (brokers' registeredAtOffset)
     for key in changed:
         kind, rest = key[0], key[1:]

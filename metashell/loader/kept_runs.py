@@ -1,17 +1,21 @@
-"""Runs of a snapshot's ConfigRecords, found without reading them.
+"""Runs of a snapshot's records that listing topics does not need, found
+without reading them.
 
-A cluster's topics mostly carry a few config overrides (``retention.ms``,
-``cleanup.policy``, ...), so a snapshot may hold a ConfigRecord or more per
-topic, one after another (``ConfigurationsImage.write``). Nothing that lists
-topics or partitions needs them, and read and applied one by one they cost
-about 4.5 us each, more than twice a bare record walk: ``ls /topics`` on a
-snapshot with three per topic took 0.51x the walk instead of 0.19x. So the
-deferring reader finds how many ConfigRecords follow one another (one short
-Python step per record: its length, and the bytes saying it is one) and hands
-the engine one entry for them; the engine keeps them until the image's
-configs are first looked at (:attr:`~metashell.replay.image.Image.configs`),
-then reads and applies them in order (:meth:`RecordStore.config_refs` gives
-their refs).
+A snapshot holds, after its topics, the cluster's configs (a cluster's topics
+mostly carry a few overrides: ``retention.ms``, ``cleanup.policy``, ...), client
+quotas, ACLs (an ACL or two per topic and principal is common), SCRAM users and
+delegation tokens, each section's records one after another (``MetadataImage.write``).
+Nothing that lists topics or partitions needs them, and read and applied one
+by one they cost about 4 us each, twice a bare record walk: ``ls /topics`` on
+a snapshot with three config overrides per topic took 0.51x the walk instead
+of 0.19x, one with two ACLs per topic 0.50x. So the deferring reader finds how
+many records of one such kind (:data:`KEPT`) follow one another (one short
+Python step per record: its length, and the bytes saying what it is) and
+hands the engine one entry for them, ``(first ref, apiKey, count)``; the
+engine keeps them until that part of the image is first looked at
+(``Image.configs``, ``acls``, ...), then reads and applies them in order
+(``RecordStore.run_refs`` gives their refs; ConfigRecords straight from their
+bytes, :func:`config_fields`).
 
 A record of such a run, as Kafka writes it (kraft-format.md sections 3, 5)::
 
@@ -21,7 +25,7 @@ A record of such a run, as Kafka writes it (kraft-format.md sections 3, 5)::
     offsetDelta          zigzag varint, one to three bytes
     key length           -1 (null)
     value length         zigzag varint, one or two bytes
-    value                frame version 1, apiKey 4, version 0, the fields, ...
+    value                frame version 1, the apiKey, the version, the fields
     headers count        0
 
 Anything else ends the run; the record is then read the usual way.
@@ -29,11 +33,15 @@ Anything else ends the run; the record is then read the usual way.
 
 from __future__ import annotations
 
+# the apiKeys kept: ConfigRecord, DelegationTokenRecord, UserScramCredentialRecord,
+# ClientQuotaRecord, AccessControlEntryRecord
+KEPT = frozenset((4, 10, 11, 14, 18))
 
-def config_run(buf, pos: int, end: int, limit: int) -> tuple[int, int]:
+
+def kept_run(buf, pos: int, end: int, limit: int, api: int) -> tuple[int, int]:
     """``(n, where they end)`` for the ``n`` (at most ``limit``) records
-    from ``buf[pos:]`` (a batch's records end at ``end``) that are
-    ConfigRecords framed as above."""
+    from ``buf[pos:]`` (a batch's records end at ``end``) that are records
+    of apiKey ``api`` framed as above."""
     n = 0
     while n < limit:
         b = buf[pos]
@@ -48,7 +56,7 @@ def config_run(buf, pos: int, end: int, limit: int) -> tuple[int, int]:
         rend = p + (b >> 1)
         if b & 1 or buf[p + 1] or rend > end:   # a negative length, a timestamp delta
             break
-        # past the offset delta, the null key and the value length: frame 1, apiKey 4
+        # past the offset delta, the null key and the value length: frame 1, the apiKey
         if buf[p + 2] < 0x80:
             q = p + 3
         elif buf[p + 3] < 0x80:
@@ -65,7 +73,7 @@ def config_run(buf, pos: int, end: int, limit: int) -> tuple[int, int]:
             q += 3
         else:
             break
-        if buf[q] != 1 or buf[q + 1] != 4 or buf[rend - 1]:
+        if buf[q] != 1 or buf[q + 1] != api or buf[rend - 1]:
             break
         n += 1
         pos = rend
@@ -74,7 +82,7 @@ def config_run(buf, pos: int, end: int, limit: int) -> tuple[int, int]:
 
 def record_starts(buf, pos: int, n: int) -> list[int]:
     """Where each of ``n`` records from ``buf[pos:]`` starts (their lengths
-    read as :func:`config_run` read them)."""
+    read as :func:`kept_run` read them)."""
     starts = []
     for _ in range(n):
         starts.append(pos)
@@ -87,8 +95,8 @@ def record_starts(buf, pos: int, n: int) -> list[int]:
 
 
 
-def fields(buf, pos: int, n: int) -> list:
-    """Per record of the run of ``n`` from ``buf[pos:]``: ``(where it
+def config_fields(buf, pos: int, n: int) -> list:
+    """Per record of the run of ``n`` ConfigRecords from ``buf[pos:]``: ``(where it
     starts, offset delta, resourceType, resourceName, name, value)`` read
     straight from its bytes (ConfigRecord v0: an int8 and three compact
     strings, the last nullable, then no tagged fields), or its start alone

@@ -1,8 +1,9 @@
-"""A snapshot's ConfigRecords kept unread in runs (loader/config_runs.py)
-until the image's configs are looked at: the runs the reader finds are
-exactly the ConfigRecords that follow one another, and whatever is looked at
-first, and whatever the log does after the snapshot, the image, the history,
-the counts and the problems are those of applying every record as read."""
+"""A snapshot's configs, quotas, ACLs, SCRAM users and tokens kept unread
+in runs (loader/kept_runs.py) until that part of the image is looked at: the
+runs the reader finds are exactly the records of one kind that follow one
+another, and whatever is looked at first, and whatever the log does after
+the snapshot, the image, the history, the counts and the problems are those
+of applying every record as read."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from metashell.fs.tree import build_root
-from metashell.loader.config_runs import config_run, record_starts
+from metashell.loader.kept_runs import kept_run, record_starts
 from metashell.loader.reader import read_file
 from metashell.loader.writer import Out, encode_records, record
 from metashell.replay.engine import ReplayEngine
@@ -33,10 +34,32 @@ def undecodable_config() -> Out:
     return Out(value=bytes(value))
 
 
+def acl(n: int, topic_name: str) -> Out:
+    return record("AccessControlEntryRecord", id=uid(100 + n), resourceType=2, resourceName=topic_name,
+                  patternType=3, principal=f"User:svc-{n % 3}", host="*", operation=3 + n % 2,
+                  permissionType=3)
+
+
+def others() -> list[Out]:
+    """A snapshot's client quotas, ACLs, SCRAM users and tokens, in its order."""
+    return [
+        *[record("ClientQuotaRecord", entity=[{"entityType": "user", "entityName": f"u{i}"}],
+                 key="producer_byte_rate", value=1024.0 * (i + 1), remove=False) for i in range(3)],
+        record("ProducerIdsRecord", brokerId=1, brokerEpoch=5, nextProducerId=1000),
+        *[acl(n, f"t{n % 6}") for n in range(8)],
+        *[record("UserScramCredentialRecord", name=f"u{i}", mechanism=1 + i % 2, salt=b"s" * 8,
+                 storedKey=b"k" * 32, serverKey=b"v" * 32, iterations=4096) for i in range(3)],
+        *[record("DelegationTokenRecord", owner="User:a", requester="User:a", renewers=[],
+                 issueTimestamp=1, maxTimestamp=2, expirationTimestamp=3, tokenId=f"tok{i}")
+          for i in range(2)],
+    ]
+
+
 def snapshot_records(configs_per_topic: int = 3, spoil: bool = False) -> list[Out]:
     """Topics and partitions, then their configs (a broker's and the
-    cluster's too), as ``MetadataImage.write`` orders them; ``spoil``: one of
-    them undecodable, one with a header, one with a timestamp delta."""
+    cluster's too), quotas, ACLs, SCRAM users and tokens, as
+    ``MetadataImage.write`` orders them; ``spoil``: a config undecodable,
+    one with a header, one with a timestamp delta, an ACL undecodable."""
     outs = []
     for t in range(6):
         outs += [topic(f"t{t}", uid(t + 1)), *[partition(uid(t + 1), p) for p in range(3)]]
@@ -50,8 +73,12 @@ def snapshot_records(configs_per_topic: int = 3, spoil: bool = False) -> list[Ou
         outs[-5] = like(outs[-5], headers=(("h", b"v"),))
         outs[-8] = like(outs[-8], timestamp_delta=3)
         outs.insert(-3, undecodable_config())
-    outs.append(record("ProducerIdsRecord", brokerId=1, brokerEpoch=5, nextProducerId=1000))
-    return outs
+    rest = others()
+    if spoil:   # an ACL whose principal claims more bytes than it holds
+        value = bytearray(rest[6].encoded_value())
+        value[-16] = 0x7F
+        rest[6] = Out(value=bytes(value))
+    return outs + rest
 
 
 def log_after(directory: Path) -> Path:
@@ -62,6 +89,11 @@ def log_after(directory: Path) -> Path:
     log.add(config(2, "t2", "cleanup.policy", None))
     log.add(record("RemoveTopicRecord", topicId=uid(4)))
     log.add(topic("t3", uid(40)), config(2, "t3", "retention.ms", "7"))
+    log.add(record("RemoveAccessControlEntryRecord", id=uid(101)), acl(9, "t1"))
+    log.add(record("RemoveUserScramCredentialRecord", name="u1", mechanism=2))
+    log.add(record("ClientQuotaRecord", entity=[{"entityType": "user", "entityName": "u0"}],
+                   key="producer_byte_rate", value=0.0, remove=True))
+    log.add(record("RemoveDelegationTokenRecord", tokenId="tok0"))
     return log.write(directory)
 
 
@@ -88,7 +120,12 @@ def shown(eng: ReplayEngine, first: str) -> tuple:
     image = eng.image
     looks = {
         "configs": lambda: dict(image.configs),
+        "acls": lambda: {k: (e.value, e.change) for k, e in image.acls.items()},
+        "quotas": lambda: {k: {n: (e.value, e.change) for n, e in v.items()} for k, v in image.quotas.items()},
+        "scram": lambda: {k: (e.value, e.change) for k, e in image.scram.items()},
+        "tokens": lambda: {k: (e.value, e.change) for k, e in image.tokens.items()},
         "history": lambda: [(r.offset, r.data["value"]) for r in image.records(("config", "topic", "t1")) or ()],
+        "acl history": lambda: [(r.offset, r.name) for r in image.records(("acl", uid(101))) or ()],
         "summary": lambda: summarize(image, eng),
         "tree": lambda: leaves(build_root(image)),
     }
@@ -96,10 +133,12 @@ def shown(eng: ReplayEngine, first: str) -> tuple:
     for name, look in looks.items():
         out.setdefault(name, look())
     out["configs"] = {k: {n: (e.value, e.change) for n, e in v.items()} for k, v in out["configs"].items()}
-    return out, [str(p) for p in eng.problems], eng.applied, dict(eng.by_type)
+    # problems sorted: a kept record that fails is reported when it is read
+    return out, sorted(str(p) for p in eng.problems), eng.applied, dict(eng.by_type)
 
 
-@pytest.mark.parametrize("first", ["configs", "history", "summary", "tree"])
+@pytest.mark.parametrize("first", ["configs", "acls", "quotas", "scram", "tokens", "history", "acl history",
+                                   "summary", "tree"])
 @pytest.mark.parametrize("spoil", [False, True])
 @pytest.mark.parametrize("with_log", [False, True])
 @pytest.mark.parametrize("end", [END, None])
@@ -108,18 +147,20 @@ def test_configs_kept_unread_show_as_applied(tmp_path, first, spoil, with_log, e
     paths = [snap] + ([log_after(tmp_path)] if with_log else [])
     kept = replay(paths, deferring=True, end=end)
     if not with_log:
-        assert kept.image.config_runs   # not read yet
-    assert shown(kept, first) == shown(replay(paths, deferring=False, end=end), first)
+        assert sorted(kept.image.kept_runs) == [4, 10, 11, 14, 18]   # not read yet
+    got = shown(kept, first)
+    assert got == shown(replay(paths, deferring=False, end=end), first)
+    assert spoil == any("undecodable AccessControlEntryRecord" in p for p in got[1])
 
 
 def test_ls_leaves_them_unread_and_summary_reads_them(tmp_path):
     write_snapshot(tmp_path, END, snapshot_records())
     s = open_session(tmp_path)
     assert sorted(s.root.child("topics").children()) == [f"t{t}" for t in range(6)]
-    runs = s.image.config_runs
+    runs = s.image.kept_runs[4]
     assert [n for _, _, n in runs] == [6 * 3 + 2]   # one run: every ConfigRecord
     summary = s.summary()
-    assert not s.image.config_runs and summary["records"]["byType"]["ConfigRecord"] == 20
+    assert 4 not in s.image.kept_runs and summary["records"]["byType"]["ConfigRecord"] == 20
     settled = open_session(tmp_path)
     settled.image.settle()
     assert settled.summary() == summary and summary["underMinIsrPartitions"] > 0   # min ISR from configs
@@ -135,21 +176,21 @@ def test_a_snapshot_whose_configs_come_between_topics(tmp_path):
                  config(2, f"t{t}", "retention.ms", str(t)), config(2, f"t{t}", "cleanup.policy", "delete")]
     snap = write_snapshot(tmp_path, END, outs)
     kept = replay([snap], deferring=True)
-    assert [n for _, _, n in kept.image.config_runs] == [2] * 5
+    assert [n for _, _, n in kept.image.kept_runs[4]] == [2] * 5
     assert shown(kept, "tree") == shown(replay([snap], deferring=False), "tree")
 
 
 # -- the run itself ---------------------------------------------------------------------
 
 def run_of(outs: list[Out], *, base_records: int = 0) -> tuple[int, list[int], bytes]:
-    """``config_run`` over ``outs`` written after ``base_records`` fillers
+    """``kept_run`` over ``outs`` written after ``base_records`` fillers
     (so that offset deltas take one, two or three bytes): how many it takes
     from the first of ``outs``, where the records start, the bytes."""
     filler = [record("NoOpRecord")] * base_records
     payload, _ = encode_records(filler + outs)
     starts = record_starts(payload, 0, base_records + len(outs))
     first = starts[base_records]
-    n, end = config_run(payload, first, len(payload), len(outs))
+    n, end = kept_run(payload, first, len(payload), len(outs), outs[0].spec.api_key if outs[0].spec else 4)
     assert end == (starts + [len(payload)])[base_records + n]
     return n, starts[base_records:], payload
 
@@ -178,8 +219,8 @@ def test_the_store_gives_each_record_of_a_run(tmp_path):
     batches = list(eng.store.open(path, lazy=True))
     entries = [e for b in batches if type(b.records) is list for e in b.records
                if type(e) is tuple and len(e) == 3]
-    assert [e[2] for e in entries] == [14]
-    refs = eng.store.config_refs(entries[0][0], 14)
+    assert [e[1:] for e in entries] == [(4, 14), (14, 3), (18, 8), (11, 3), (10, 2)]
+    refs = eng.store.run_refs(entries[0][0], 14)
     plain = [r for b in read_file(path, lazy=True) for r in b.records if r.name == "ConfigRecord"]
     assert [(r.offset, r.data) for r in map(eng.store.record, refs)] == [(r.offset, r.data) for r in plain]
 
@@ -193,5 +234,5 @@ def test_a_log_segment_keeps_none(tmp_path):
     for batch in eng.store.open(path, lazy=True):
         assert not any(type(r) is tuple for r in batch.records)
         eng.apply_batch(batch)
-    assert not eng.image.config_runs and len(eng.image.configs) == 4
+    assert not eng.image.kept_runs and len(eng.image.configs) == 4
 
