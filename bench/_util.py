@@ -146,7 +146,7 @@ def _uuid(rng: random.Random) -> str:
 
 def cluster_records(topics: int, partitions: int, *, brokers: int = 6, controllers: int = 3,
                     replication: int = 3, seed: int = 42, partition_version: int = 2,
-                    shrunk_every: int = 0, mixed: bool = False, overrides: int = 0):
+                    shrunk_every: int = 0, mixed: bool = False, overrides: int = 0, acls: int = 0):
     """The metadata records of a realistic 4.x cluster image, in the order
     ``MetadataImage.write`` uses: features, controllers and brokers, topics
     each followed by its partitions (PartitionRecord v``partition_version``,
@@ -158,7 +158,9 @@ def cluster_records(topics: int, partitions: int, *, brokers: int = 6, controlle
     ``mixed``: topics as a real cluster has them instead (:func:`mixed_topics`),
     ``topics`` x ``partitions`` partitions in all.
     ``overrides``: so many config overrides on every topic (of
-    :data:`TOPIC_OVERRIDES`), not one on a tenth of them."""
+    :data:`TOPIC_OVERRIDES`), not one on a tenth of them. ``acls``: so many
+    ACLs on every topic (a service principal allowed to read, to write),
+    after the producer ids, as ``MetadataImage.write`` orders them."""
     rng = random.Random(seed)
     replication = min(replication, brokers)
     for name, level in (("metadata.version", 29), ("eligible.leader.replicas.version", 1),
@@ -226,6 +228,12 @@ def cluster_records(topics: int, partitions: int, *, brokers: int = 6, controlle
     for name, key, value in configs:
         yield record("ConfigRecord", resourceType=2, resourceName=name, name=key, value=value)
     yield record("ProducerIdsRecord", brokerId=1, brokerEpoch=1001, nextProducerId=123000)
+    for t in range(topics if acls else 0):
+        name = topic_name(t)
+        for op in (3, 4)[:acls]:   # READ, WRITE
+            yield record("AccessControlEntryRecord", id=_uuid(rng), resourceType=2, resourceName=name,
+                         patternType=3, principal=f"User:svc-{t % 500}", host="*", operation=op,
+                         permissionType=3)
 
 
 # config overrides a topic made by a provisioning tool carries, with values to pick from

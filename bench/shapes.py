@@ -25,6 +25,8 @@ the project's writer (``_util``) and cached under ``bench/out/``:
 ``snap-configs``   ``snap-8mib-v2`` with three config overrides on every topic
                    (``retention.ms``, ``cleanup.policy``, ``min.insync.replicas``), as
                    clusters whose topics are made by tools that set them have
+``snap-acls``      ``snap-8mib-v2`` with two ACLs on every topic (a service principal
+                   allowed to read and to write it)
 
 (sizes for the default ``--partitions 1000000``; every count scales with it).
 
@@ -69,7 +71,7 @@ from _util import (OUT_DIR, Timer, batched, best_of_fresh, cat_one, cluster_reco
 from metashell.loader.writer import MAX_BATCH_BYTES, LogWriter, record, segment_name, snapshot_name
 
 SHAPES = ("snap-8mib-v2", "snap-small-v2", "snap-8mib-v1", "snap-8mib-v0", "logdir",
-          "create-topics", "snap-mixed", "logdir-mixed", "snap-configs")
+          "create-topics", "snap-mixed", "logdir-mixed", "snap-configs", "snap-acls")
 GENERATOR_VERSION = 1
 PARTITIONS_PER_TOPIC = 10
 CREATE_TOPICS_BATCH = 5_000     # partitions per CreateTopics batch
@@ -86,10 +88,10 @@ SPREAD = 1.5
 # --------------------------------------------------------------------------- generating
 
 def _snapshot(path: Path, partitions: int, version: int, per_batch, max_bytes,
-              mixed: bool = False, overrides: int = 0) -> dict:
+              mixed: bool = False, overrides: int = 0, acls: int = 0) -> dict:
     n = write_snapshot(path, cluster_records(partitions // PARTITIONS_PER_TOPIC, PARTITIONS_PER_TOPIC,
                                              partition_version=version, mixed=mixed,
-                                             overrides=overrides),
+                                             overrides=overrides, acls=acls),
                        epoch=EPOCH, timestamp=TIMESTAMP, per_batch=per_batch, max_bytes=max_bytes)
     return {"records": n}
 
@@ -214,6 +216,8 @@ def shape_path(shape: str, partitions: int) -> tuple[Path, dict]:
                 info = _snapshot(path, partitions, 2, None, MAX_BATCH_BYTES, mixed=True)
             elif shape == "snap-configs":
                 info = _snapshot(path, partitions, 2, None, MAX_BATCH_BYTES, overrides=3)
+            elif shape == "snap-acls":
+                info = _snapshot(path, partitions, 2, None, MAX_BATCH_BYTES, acls=2)
             else:
                 version = int(shape[-1])
                 small = shape.startswith("snap-small")

@@ -153,7 +153,7 @@ def test_configs_kept_unread_show_as_applied(tmp_path, first, spoil, with_log, e
     assert spoil == any("undecodable AccessControlEntryRecord" in p for p in got[1])
 
 
-def test_ls_leaves_them_unread_and_summary_reads_them(tmp_path):
+def test_ls_leaves_them_unread_and_summary_reads_the_configs(tmp_path):
     write_snapshot(tmp_path, END, snapshot_records())
     s = open_session(tmp_path)
     assert sorted(s.root.child("topics").children()) == [f"t{t}" for t in range(6)]
@@ -161,6 +161,9 @@ def test_ls_leaves_them_unread_and_summary_reads_them(tmp_path):
     assert [n for _, _, n in runs] == [6 * 3 + 2]   # one run: every ConfigRecord
     summary = s.summary()
     assert 4 not in s.image.kept_runs and summary["records"]["byType"]["ConfigRecord"] == 20
+    # the others only checked to decode for the counts, still unread
+    assert sorted(s.image.kept_runs) == sorted(s.image.kept_checked) == [10, 11, 14, 18]
+    assert summary["records"]["byType"]["AccessControlEntryRecord"] == 8
     settled = open_session(tmp_path)
     settled.image.settle()
     assert settled.summary() == summary and summary["underMinIsrPartitions"] > 0   # min ISR from configs

@@ -405,7 +405,7 @@ class FileReader:
                         # a snapshot's ConfigRecord (ACL, ...) and those of its kind right
                         # after it, one entry: read when they are looked at (.kept_runs: `ls`
                         # on a snapshot with three config overrides per topic 0.51x -> 0.18x
-                        # the walk, with two ACLs per topic 0.50x -> ...)
+                        # the walk, with two ACLs per topic 0.50x -> 0.19x)
                         n, pos = kept_run(buf, rend, end, total - i, api)
                         out.append((ref_base + at - payload, api, n + 1))
                         i += n

@@ -85,14 +85,15 @@ class RecordStore:
         fill_metadata(rec, buf, vstart, vend, lazy=False)
         return rec
 
-    def partition_data(self, ref: int) -> "tuple[dict, int, int] | None":
-        """``(fields, offset, timestamp)`` of the PartitionRecord ``ref``
-        names, decoded straight from its value (no :class:`Record`: a full
-        walk folds every partition, -6% of its time), or None if it is not
-        one that decodes whole (:meth:`record` then says why)."""
+    def data(self, ref: int, api: int = 3) -> "tuple[dict, int, int] | None":
+        """``(fields, offset, timestamp)`` of the record ``ref`` names,
+        decoded straight from its value (no :class:`Record`: a full walk
+        folds every partition, -6% of its time), or None if it is not a
+        metadata record of apiKey ``api`` (a PartitionRecord) that decodes
+        whole (:meth:`record` then says why)."""
         h, buf, vstart, vend, offset_delta, timestamp, _ = self._value(ref)
         hit = RESOLVED.get((buf[vstart], buf[vstart + 1], buf[vstart + 2]))
-        if hit is None or buf[vstart] != 1 or buf[vstart + 1] != 3:
+        if hit is None or buf[vstart] != 1 or buf[vstart + 1] != api:
             return None
         n = vend - vstart
         try:
@@ -102,7 +103,7 @@ class RecordStore:
         return (data, h.base_offset + offset_delta, timestamp) if p == n else None
 
     def run_data(self, ref: int, shape, n: int) -> "list | None":
-        """:meth:`partition_data` of each of the ``n`` PartitionRecords of the
+        """:meth:`data` of each of the ``n`` PartitionRecords of the
         run ``shape`` whose first is ``ref`` (None for one that does not
         decode whole), decoded in one pass over the run, their offsets and
         times read in one call; None if the bytes no longer match the run."""

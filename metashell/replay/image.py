@@ -271,6 +271,8 @@ class Image:
     # apiKey -> runs of a snapshot's records of it not read yet (loader/kept_runs.py),
     # and the engine's call that applies those of one apiKey (None: all)
     kept_runs: dict = field(default_factory=dict, repr=False, compare=False)
+    # the apiKeys whose kept records were all seen to apply (ReplayEngine._check_kept)
+    kept_checked: set = field(default_factory=set, repr=False, compare=False)
     settle_kept: Callable | None = field(default=None, repr=False, compare=False)
 
     @property

@@ -59,7 +59,7 @@ def rewind(engine: ReplayEngine, offset: int, log_files, snapshot_end: int | Non
                   topics=dict(image.topics), _configs=dict(image.configs),
                   _quotas=dict(image.quotas), _acls=dict(image.acls),
                   features=dict(image.features), _scram=dict(image.scram),
-                  _tokens=dict(image.tokens), kept_runs={}, history={},
+                  _tokens=dict(image.tokens), kept_runs={}, kept_checked=set(), history={},
                   last_offset=min(offset, image.last_offset))   # what depends on the log's end (brokers' registeredAtOffset)
     for key in changed:
         kind, rest = key[0], key[1:]
