@@ -239,3 +239,71 @@ def test_a_log_segment_keeps_none(tmp_path):
         eng.apply_batch(batch)
     assert not eng.image.kept_runs and len(eng.image.configs) == 4
 
+
+
+def test_acls_known_to_decode_are_those_the_decoder_reads():
+    """``acls_decode`` says True only where every ACL decodes: never for one
+    the decoder refuses (a name not UTF-8, one running past its record), and
+    False, not a guess, for a layout it does not read (a string of 127 bytes
+    or more, a tagged field: then each is decoded)."""
+    from metashell.loader.catalog import METADATA
+    from metashell.loader.kept_runs import acls_decode
+
+    good = [acl(n, f"topic-{n}") for n in range(4)]
+
+    def spoiled(how: str) -> Out:
+        value = bytearray(good[0].encoded_value())
+        if how == "not utf-8":
+            value[-12] = 0xFF                        # a byte of the principal
+        elif how == "past its record":
+            value[-16] = 0x7F
+        elif how == "a tagged field":
+            value = value[:-1] + b"\x01\x00\x00"
+        return Out(value=bytes(value))
+
+    # name: (records, known to decode, all decode)
+    cases = {"good": (good, True, True), "long": ([acl(0, "t" * 200)] + good, False, True),
+             "a tagged field": (good[:2] + [spoiled("a tagged field")], False, True)}
+    cases.update({how: (good[:2] + [spoiled(how)] + good[2:], False, False)
+                  for how in ("not utf-8", "past its record")})
+    for name, (outs, known, all_decode) in cases.items():
+        payload, _ = encode_records(outs)
+        starts = record_starts(payload, 0, len(outs))
+        assert acls_decode(payload, 0, len(outs)) == known, name
+        decodes = []
+        for out in outs:
+            value = out.encoded_value()
+            try:
+                decodes.append(METADATA[18].decode(0, value, 3, len(value))[1] == len(value))
+            except Exception:
+                decodes.append(False)
+        assert all(decodes) == all_decode, name
+        assert len(starts) == len(outs)
+
+
+def test_summary_reads_min_isr_from_the_kept_configs(tmp_path):
+    """``summary`` takes every topic's ``min.insync.replicas`` (and the
+    cluster's) from the kept ConfigRecords' bytes without applying them, as
+    applying them gives: the last one of a topic wins, a null value removes
+    it; with one it cannot read there, it applies them all."""
+    outs = []
+    for t in range(6):
+        outs += [topic(f"t{t}", uid(t + 1)),
+                 *[partition(uid(t + 1), p, isr=(1, 2) if p == t % 3 else (1, 2, 3)) for p in range(3)]]
+    outs += [config(4, "", "min.insync.replicas", "3"),
+             *[config(2, f"t{t}", "min.insync.replicas", str(1 + t % 3)) for t in range(6)],
+             config(2, "t1", "retention.ms", "1000"), config(2, "t2", "min.insync.replicas", "3"),
+             config(2, "t4", "min.insync.replicas", None)]
+    write_snapshot(tmp_path / "plain", END, outs)
+    write_snapshot(tmp_path / "long", END, outs + [config(2, "t5", "k", "v" * 300)])
+    for case in ("plain", "long"):
+        s = open_session(tmp_path / case)
+        summary = s.summary()
+        assert (4 in s.image.kept_runs) == (case == "plain"), case   # applied only where unreadable
+        settled = open_session(tmp_path / case)
+        settled.image.settle()
+        assert summary == settled.summary(), case
+        # under min ISR: the lagging partition of t2 (3, set twice), t4 (its own removed: the
+        # cluster's 3) and t5 (3)
+        assert summary["underMinIsrPartitions"] == 3 and summary["records"]["byType"]["ConfigRecord"] == len(
+            [o for o in outs if o.spec is not None and o.spec.name == "ConfigRecord"]) + (case == "long")

@@ -95,15 +95,11 @@ def record_starts(buf, pos: int, n: int) -> list[int]:
 
 
 
-def config_fields(buf, pos: int, n: int) -> list:
-    """Per record of the run of ``n`` ConfigRecords from ``buf[pos:]``: ``(where it
-    starts, offset delta, resourceType, resourceName, name, value)`` read
-    straight from its bytes (ConfigRecord v0: an int8 and three compact
-    strings, the last nullable, then no tagged fields), or its start alone
-    where it is laid out otherwise (a timestamp delta, a string of 127
-    bytes or more, tagged fields: the store's decoder reads it)."""
-    out = []
-    append = out.append
+def _framed(buf, pos: int, n: int):
+    """Per record of the ``n`` from ``buf[pos:]``: ``(where it starts, its
+    offset delta, where its value's fields start (after the frame header),
+    where it ends)``, the fields' start None where its framing is not as
+    above (a timestamp delta)."""
     for _ in range(n):
         start = pos
         b = buf[pos]
@@ -122,19 +118,90 @@ def config_fields(buf, pos: int, n: int) -> list:
         else:
             u = (u & 0x7F) | ((buf[p + 3] & 0x7F) << 7) | (buf[p + 4] << 14)
             q = p + 5
+        if buf[p + 1]:
+            yield start, 0, None, pos
+            continue
         q += 5 if buf[q + 1] < 0x80 else 6       # null key, value length, frame version, apiKey, version
+        yield start, (u >> 1) ^ -(u & 1), q, pos
+
+
+def config_fields(buf, pos: int, n: int) -> list:
+    """Per record of the run of ``n`` ConfigRecords from ``buf[pos:]``: ``(where it
+    starts, offset delta, resourceType, resourceName, name, value)`` read
+    straight from its bytes (ConfigRecord v0: an int8 and three compact
+    strings, the last nullable, then no tagged fields), or its start alone
+    where it is laid out otherwise (a timestamp delta, a string of 127
+    bytes or more, tagged fields: the store's decoder reads it)."""
+    out = []
+    append = out.append
+    for start, od, q, end in _framed(buf, pos, n):
         try:
             a = buf[q + 1]                       # resourceName's length + 1
             b = q + 1 + a                        # name's length + 1 at b
             c = b + buf[b]                       # value's length + 1 (0: null) at c
             v = buf[c]
-            end = c + (v or 1)                   # no tagged fields, then no headers
-            if (buf[p + 1] or buf[q - 1] or buf[q] >= 0x80 or not 0 < a < 0x80 or not 0 < buf[b] < 0x80
-                    or v >= 0x80 or end != pos - 2 or buf[end] or buf[end + 1]):
+            tags = c + (v or 1)                  # no tagged fields, then no headers
+            if (buf[q - 1] or buf[q] >= 0x80 or not 0 < a < 0x80 or not 0 < buf[b] < 0x80
+                    or v >= 0x80 or tags != end - 2 or buf[tags] or buf[tags + 1]):
                 append((start,))
                 continue
-            append((start, (u >> 1) ^ -(u & 1), buf[q], str(buf[q + 2:b], "utf-8"),
-                    str(buf[b + 1:c], "utf-8"), str(buf[c + 1:end], "utf-8") if v else None))
-        except (IndexError, UnicodeDecodeError):   # past the buffer, not UTF-8: as the decoder says
-            append((start,))
+            append((start, od, buf[q], str(buf[q + 2:b], "utf-8"),
+                    str(buf[b + 1:c], "utf-8"), str(buf[c + 1:tags], "utf-8") if v else None))
+        except (IndexError, TypeError, UnicodeDecodeError):   # past the buffer, not UTF-8, a timestamp
+            append((start,))                                  # delta: as the decoder says
+    return out
+
+
+def acls_decode(buf, pos: int, n: int) -> bool:
+    """Whether each of the run of ``n`` AccessControlEntryRecords from
+    ``buf[pos:]`` is v0 laid out as Kafka writes it (id, resourceType,
+    resourceName, patternType, principal, host, operation, permissionType;
+    strings under 127 bytes, UTF-8; no tagged fields), so that it decodes;
+    False where that is not known (the decoder then says): 1 us per record
+    instead of 4 for decoding it."""
+    try:
+        for _, _, q, end in _framed(buf, pos, n):
+            if buf[q - 1]:
+                return False
+            q += 17                              # id, resourceType
+            for skip in (1, 0, 2):               # resourceName, patternType; principal; host, the two int8s
+                a = buf[q]
+                if not 0 < a < 0x80:
+                    return False
+                str(buf[q + 1:q + a], "utf-8")
+                q += a + skip
+            if q != end - 2 or buf[q] or buf[q + 1]:
+                return False
+    except (IndexError, TypeError, UnicodeDecodeError):
+        return False
+    return True
+
+
+def config_values(buf, pos: int, n: int, name: bytes) -> "dict | None":
+    """``{(resourceType, resourceName): value}`` of the run of ``n``
+    ConfigRecords from ``buf[pos:]`` that set config ``name`` (the last
+    one's, None where it removes it), if every record of the run is laid
+    out as :func:`config_fields` reads one (so that it decodes); else None.
+    For ``summary``, which needs every topic's ``min.insync.replicas`` but
+    no config applied: 1 us per record instead of 2."""
+    out = {}
+    try:
+        for _, _, q, end in _framed(buf, pos, n):
+            a = buf[q + 1]
+            b = q + 1 + a
+            c = b + buf[b]
+            v = buf[c]
+            tags = c + (v or 1)
+            if (buf[q - 1] or buf[q] >= 0x80 or not 0 < a < 0x80 or not 0 < buf[b] < 0x80
+                    or v >= 0x80 or tags != end - 2 or buf[tags] or buf[tags + 1]):
+                return None
+            resource = str(buf[q + 2:b], "utf-8")
+            key = buf[b + 1:c]
+            value = str(buf[c + 1:tags], "utf-8") if v else None
+            if key == name:
+                out[buf[q], resource] = value
+            else:
+                str(key, "utf-8")
+    except (IndexError, TypeError, UnicodeDecodeError):
+        return None
     return out

@@ -26,7 +26,7 @@ from typing import Callable, Iterator
 from ..errors import CorruptDataError, RecordDecodeError
 from .batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
 from .compression import decompress
-from .kept_runs import config_fields, record_starts
+from .kept_runs import acls_decode, config_fields, config_values, record_starts
 from .framing import frame
 from .partition_layout import change_counts, run_counts
 from .reader import REF_BATCH_BITS, REF_POSITION_BITS, FileReader
@@ -156,6 +156,18 @@ class RecordStore:
         h, buf, start, _, append_ts = self._batch(ref >> REF_POSITION_BITS)
         base = ref - (ref & _POSITION_MASK) - start
         return base, h, append_ts, config_fields(buf, start + (ref & _POSITION_MASK), n)
+
+    def config_values(self, ref: int, n: int, name: bytes) -> "dict | None":
+        """:func:`~.kept_runs.config_values` of the run of ``n`` ConfigRecords
+        whose first is ``ref``."""
+        _, buf, start, _, _ = self._batch(ref >> REF_POSITION_BITS)
+        return config_values(buf, start + (ref & _POSITION_MASK), n, name)
+
+    def acls_decode(self, ref: int, n: int) -> bool:
+        """Whether each of the run of ``n`` AccessControlEntryRecords whose
+        first is ``ref`` is known to decode (:func:`~.kept_runs.acls_decode`)."""
+        _, buf, start, _, _ = self._batch(ref >> REF_POSITION_BITS)
+        return acls_decode(buf, start + (ref & _POSITION_MASK), n)
 
     def runs_counts(self, runs: list) -> "list | None":
         """``(n, replicas, isr, leaders)`` of each of a topic's runs (entries

@@ -30,14 +30,14 @@ _FIRST, _SECOND, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
 _ROWS: dict[tuple, tuple] = {}   # see _row
 
 
-def _min_isrs(image, cluster_default: int) -> dict:
-    """Topic name -> its min.insync.replicas, where a config sets one that reads."""
+def _min_isrs(values: dict) -> dict:
+    """Topic name -> its min.insync.replicas, where a config sets one that
+    reads (``values``: the configs' by resource)."""
     out = {}
-    for (kind, name), keys in image.configs.items():
-        ent = keys.get("min.insync.replicas") if kind == "topic" else None
-        if ent is not None:
+    for (kind, name), value in values.items():
+        if kind == "topic":
             try:
-                out[name] = int(ent.value)
+                out[name] = int(value)
             except (TypeError, ValueError):
                 pass
     return out
@@ -91,11 +91,12 @@ def partition_health(image, engine) -> list[int]:
     where a change reassigns a topic, or its partitions were filed, are
     its changes filed first and the partitions folded."""
     effects = engine.pending_effects()
+    values = engine.config_values("min.insync.replicas")
     try:
-        cluster_min_isr = int(image.configs.get(("broker", ""), {})["min.insync.replicas"].value)
+        cluster_min_isr = int(values[("broker", "")])
     except (KeyError, TypeError, ValueError):
         cluster_min_isr = DEFAULT_MIN_ISR
-    min_isrs = _min_isrs(image, cluster_min_isr)
+    min_isrs = _min_isrs(values)
     health = [0, 0, 0, 0]
     rows = {}         # raw topic id -> _row, of the topics pending changes may name
     exceptions = {}   # a change's key -> counting row, of partitions unlike their topic's row
