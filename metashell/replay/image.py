@@ -241,6 +241,26 @@ class QuorumState:
     change: Change = (-1, -1)
 
 
+class _Kept:
+    """A part of the image (the ``Image`` field named after it with a
+    leading underscore) that a snapshot's records of ``api`` may still be
+    kept unread for (loader/kept_runs.py): they are applied first."""
+
+    def __init__(self, api: int):
+        self.api = api
+        self.field = ""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.field = "_" + name
+
+    def __get__(self, image, owner=None):
+        if image is None:
+            return self
+        if self.api in image.kept_runs:
+            image.settle_kept(self.api)
+        return getattr(image, self.field)
+
+
 @dataclass
 class Image:
     brokers: dict = field(default_factory=dict)             # id -> BrokerState
@@ -275,29 +295,12 @@ class Image:
     kept_checked: set = field(default_factory=set, repr=False, compare=False)
     settle_kept: Callable | None = field(default=None, repr=False, compare=False)
 
-    @property
-    def configs(self) -> dict:
-        return self._configs if 4 not in self.kept_runs else self._settled(4, self._configs)
-
-    @property
-    def tokens(self) -> dict:
-        return self._tokens if 10 not in self.kept_runs else self._settled(10, self._tokens)
-
-    @property
-    def scram(self) -> dict:
-        return self._scram if 11 not in self.kept_runs else self._settled(11, self._scram)
-
-    @property
-    def quotas(self) -> dict:
-        return self._quotas if 14 not in self.kept_runs else self._settled(14, self._quotas)
-
-    @property
-    def acls(self) -> dict:
-        return self._acls if 18 not in self.kept_runs else self._settled(18, self._acls)
-
-    def _settled(self, api: int, part: dict) -> dict:
-        self.settle_kept(api)
-        return part
+    # reading or changing one of these applies the kept records of its apiKey first
+    configs = _Kept(4)
+    tokens = _Kept(10)
+    scram = _Kept(11)
+    quotas = _Kept(14)
+    acls = _Kept(18)
 
     def settle(self) -> None:
         """Apply every record the engine kept unread (a snapshot's configs,

@@ -13,7 +13,6 @@ from functools import cache
 from itertools import compress
 from operator import getitem, itemgetter, lt
 
-from ..gcpause import no_cyclic_gc
 from ..loader import enums
 from ..loader.primitives import uuid_from_str
 from ..timefmt import iso_time
@@ -47,10 +46,7 @@ def summarize(image, engine, times=None) -> dict:
     """``times`` gives batch append times by offset for the brokers' start
     (see :mod:`.registration`); without it, only replayed registrations have one."""
     brokers = image.brokers
-    # a tuple per run and per change: young collections would rescan the
-    # image's heap (summary on the mixed log dir -0.1 s)
-    with no_cyclic_gc():
-        partitions, under_replicated, offline, under_min_isr = partition_health(image, engine)
+    partitions, under_replicated, offline, under_min_isr = partition_health(image, engine)
     mv = image.features.get("metadata.version")
     level = mv.value if mv is not None else None
     return {
