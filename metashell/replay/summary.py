@@ -13,6 +13,7 @@ from functools import cache
 from itertools import compress
 from operator import getitem, itemgetter, lt
 
+from ..gcpause import no_cyclic_gc
 from ..loader import enums
 from ..loader.primitives import uuid_from_str
 from ..timefmt import iso_time
@@ -46,7 +47,10 @@ def summarize(image, engine, times=None) -> dict:
     """``times`` gives batch append times by offset for the brokers' start
     (see :mod:`.registration`); without it, only replayed registrations have one."""
     brokers = image.brokers
-    partitions, under_replicated, offline, under_min_isr = partition_health(image, engine)
+    # what it reads (a snapshot's min ISR configs, a tuple per run) is many objects:
+    # collections would walk the image's heap again (snap-configs summary -0.1 s, -10%)
+    with no_cyclic_gc():
+        partitions, under_replicated, offline, under_min_isr = partition_health(image, engine)
     mv = image.features.get("metadata.version")
     level = mv.value if mv is not None else None
     return {
