@@ -21,6 +21,7 @@ from metashell.loader.reader import deferred_records
 from metashell.loader.records import RESOLVED
 from metashell.loader.store import RecordStore
 from metashell.loader.writer import encode_records
+from metashell.replay import pending
 from metashell.replay import summary
 from metashell.session import open_session
 from test_replay_support import Log, change, config, partition, topic, uid, write_snapshot
@@ -104,6 +105,13 @@ def test_last_change_of_each_field_wins():
     assert effects.reassigned == {bytes.fromhex(a_hex(b))}
     assert effects.named == {bytes.fromhex(a_hex(a)), bytes.fromhex(a_hex(b))}
     assert effects.greatest[:4] == (1).to_bytes(4, "big")
+    # reduced a few at a time, as a long log's are: the same
+    for size in (1, 2, 3):
+        chunked = ChangeEffects()
+        found = EFFECT.findall(payload)
+        for i in range(0, len(found), size):
+            chunked.add(found[i:i + size])
+        assert vars(chunked) == vars(effects), size
 
 
 def test_a_change_of_nothing_is_read_to_its_end():
@@ -184,9 +192,18 @@ def settled_summary(directory):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow])
 @given(topics=cluster, seed=st.integers(0, 2**32 - 1), look=st.one_of(st.none(), st.integers(0, 4)),
-       cluster_min_isr=st.sampled_from([None, 2]))
+       cluster_min_isr=st.sampled_from([None, 2]), at_once=st.sampled_from([1, 3, pending.EFFECTS_AT_ONCE]))
 def test_a_summary_without_filing_is_the_summary_of_filing(tmp_path_factory, topics, seed, look,
-                                                          cluster_min_isr):
+                                                          cluster_min_isr, at_once):
+    """(The effects reduced batch by batch, a few batches at a time, or all at once.)"""
+    default, pending.EFFECTS_AT_ONCE = pending.EFFECTS_AT_ONCE, at_once
+    try:
+        check_summary(tmp_path_factory, topics, seed, look, cluster_min_isr)
+    finally:
+        pending.EFFECTS_AT_ONCE = default
+
+
+def check_summary(tmp_path_factory, topics, seed, look, cluster_min_isr) -> None:
     directory = tmp_path_factory.mktemp("c")
     write_cluster(directory, topics, seed, cluster_min_isr)
     s = open_session(directory)

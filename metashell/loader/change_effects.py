@@ -145,17 +145,28 @@ class ChangeEffects:
     greatest partition id); the raw ids of the topics some change names
     (:attr:`named`) and of those whose replicas or directories some change
     sets (:attr:`reassigned`: such a change can be rejected, so those
-    partitions are folded). Each is one C call over all effects; the dicts
+    partitions are folded). Each is one C call per few thousand effects
+    (:meth:`add`; reduced all at once, a log's 500,000 effects took 95 MiB,
+    and `summary` on the log dirs 13% longer in a fresh process); the dicts
     hold shared one-byte objects, read again without touching the effects
     (each a random memory access in a million-partition heap)."""
 
-    def __init__(self, effects: list):
-        self.changes = len(effects)
+    def __init__(self, effects: list = ()):
+        self.changes = 0
+        self.isr, self.leaders = {}, {}
+        self.others, self.named, self.reassigned = set(), set(), set()
+        self.greatest = b""
+        self.add(effects)
+
+    def add(self, effects: list) -> None:
+        """Add the effects of the next changes, in log order (a few thousand
+        at a time: they are then freed, and their memory used again)."""
+        self.changes += len(effects)
         keys = list(map(_KEY, effects))
-        self.isr = dict(filter(_SECOND, zip(keys, map(_ISR, effects))))
-        self.leaders = dict(filter(_SECOND, zip(keys, map(_LEADER, effects))))
-        self.others = set(map(_KEY, filterfalse(_ISR, filterfalse(_LEADER, effects))))
-        self.greatest = max(keys, default=b"")
-        self.named = set(map(_RAW, effects))
-        self.reassigned = set(map(_RAW, filter(_REPLICAS, effects)))
+        self.isr.update(filter(_SECOND, zip(keys, map(_ISR, effects))))
+        self.leaders.update(filter(_SECOND, zip(keys, map(_LEADER, effects))))
+        self.others.update(map(_KEY, filterfalse(_ISR, filterfalse(_LEADER, effects))))
+        self.greatest = max(self.greatest, max(keys, default=b""))
+        self.named.update(map(_RAW, effects))
+        self.reassigned.update(map(_RAW, filter(_REPLICAS, effects)))
         self.reassigned.update(map(_RAW, filter(_DIRECTORIES, effects)))

@@ -38,6 +38,9 @@ SEARCH_BYTES_PER_CHANGE = 4096
 # changes in batches already read (decoded one by one for their effects, ~10 us
 # each) beyond which ``summary`` files them all instead
 MAX_DECODED_EFFECTS = 4096
+# effects reduced at a time: their memory is used again for the next (a log's
+# 500,000 would otherwise take 95 MiB at once)
+EFFECTS_AT_ONCE = 8192
 
 
 class PendingChanges:
@@ -110,12 +113,16 @@ class PendingChanges:
         decoded one by one (``record_of(ref)``: the store's); None if there
         are too many of those, or one does not decode."""
         found, decoded = [], 0
+        reduced = ChangeEffects()
         for b in self.batches:
             if type(b) is ChangeBatch:
                 effects = b.effects()
                 if effects is None:
                     return None
                 found += effects
+                if len(found) >= EFFECTS_AT_ONCE:
+                    reduced.add(found)
+                    found = []
                 continue
             for entry in b:
                 if entry is None:
@@ -129,7 +136,8 @@ class PendingChanges:
                     if effect is None:
                         return None
                     found.append(effect)
-        return ChangeEffects(found)
+        reduced.add(found)
+        return reduced
 
     def over_budget(self) -> bool:
         """Whether searches have cost enough that filing the rest is cheaper."""
