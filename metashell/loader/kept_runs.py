@@ -183,28 +183,19 @@ def config_values(buf, pos: int, n: int, name: bytes) -> "dict | None":
     one's, None where it removes it), if every record of the run is laid
     out as :func:`config_fields` reads one (so that it decodes); else None.
     For ``summary``, which needs every topic's ``min.insync.replicas`` but
-    no config applied: 0.8 us per record instead of 2 (the framing read
-    inline, each config name checked to be UTF-8 once)."""
+    no config applied: under 1 us per record instead of 2 (each config name
+    checked to be UTF-8 once)."""
     out = {}
     names = set()   # config names seen to be UTF-8
     try:
-        for _ in range(n):
-            b = buf[pos]
-            if b < 0x80:
-                p = pos + 1
-            else:
-                b = (b & 0x7F) | (buf[pos + 1] << 7)
-                p = pos + 2
-            pos = p + (b >> 1)                   # the next record
-            q = p + 3 if buf[p + 2] < 0x80 else p + 4 if buf[p + 3] < 0x80 else p + 5
-            q += 5 if buf[q + 1] < 0x80 else 6   # null key, value length, frame header
+        for _, _, q, end in _framed(buf, pos, n):
             a = buf[q + 1]
             b = q + 1 + a
             c = b + buf[b]
             v = buf[c]
             tags = c + (v or 1)
-            if (buf[p + 1] or buf[q - 1] or buf[q] >= 0x80 or not 0 < a < 0x80 or not 0 < buf[b] < 0x80
-                    or v >= 0x80 or tags != pos - 2 or buf[tags] or buf[tags + 1]):
+            if (buf[q - 1] or buf[q] >= 0x80 or not 0 < a < 0x80 or not 0 < buf[b] < 0x80
+                    or v >= 0x80 or tags != end - 2 or buf[tags] or buf[tags + 1]):
                 return None
             resource = str(buf[q + 2:b], "utf-8")
             key = buf[b + 1:c]
@@ -214,6 +205,6 @@ def config_values(buf, pos: int, n: int, name: bytes) -> "dict | None":
             elif key not in names:
                 str(key, "utf-8")
                 names.add(key)
-    except (IndexError, UnicodeDecodeError):
+    except (IndexError, TypeError, UnicodeDecodeError):
         return None
     return out
