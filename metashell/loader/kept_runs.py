@@ -83,16 +83,7 @@ def kept_run(buf, pos: int, end: int, limit: int, api: int) -> tuple[int, int]:
 def record_starts(buf, pos: int, n: int) -> list[int]:
     """Where each of ``n`` records from ``buf[pos:]`` starts (their lengths
     read as :func:`kept_run` read them)."""
-    starts = []
-    for _ in range(n):
-        starts.append(pos)
-        b = buf[pos]
-        if b < 0x80:
-            pos += 1 + (b >> 1)
-        else:
-            pos += 2 + (((b & 0x7F) | (buf[pos + 1] << 7)) >> 1)
-    return starts
-
+    return [start for start, _, _, _ in _framed(buf, pos, n)]
 
 
 def _framed(buf, pos: int, n: int):

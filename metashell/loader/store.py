@@ -26,8 +26,8 @@ from typing import Callable, Iterator
 from ..errors import CorruptDataError, RecordDecodeError
 from .batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
 from .compression import decompress
-from .kept_runs import acls_decode, config_fields, config_values, record_starts
 from .framing import frame
+from .kept_runs import acls_decode, config_fields, config_values, record_starts
 from .partition_layout import change_counts, run_counts
 from .reader import REF_BATCH_BITS, REF_POSITION_BITS, FileReader
 from .records import DECODE_ERRORS, METADATA, RESOLVED, Record, fill_metadata
@@ -141,33 +141,39 @@ class RecordStore:
         _, buf, start, _, _ = self._batch(ref >> REF_POSITION_BITS)
         return run_counts(buf, start + (ref & _POSITION_MASK), shape, n)
 
+    def _at(self, ref: int) -> tuple:
+        """``(batch, where the record starts in its buffer, ref base)`` for a
+        kept run's first ref (the batch as :meth:`_batch` gives it; a record
+        of the batch at ``p`` has the ref base + ``p``)."""
+        batch = self._batch(ref >> REF_POSITION_BITS)
+        pos = batch[2] + (ref & _POSITION_MASK)
+        return batch, pos, ref - pos
+
     def run_refs(self, ref: int, n: int) -> list[int]:
         """The refs of a snapshot's run of ``n`` records kept unread whose
         first is ``ref`` (:mod:`.kept_runs`)."""
-        _, buf, start, _, _ = self._batch(ref >> REF_POSITION_BITS)
-        base = ref - (ref & _POSITION_MASK) - start   # a ref: base + where in the buffer
-        return [base + pos for pos in record_starts(buf, start + (ref & _POSITION_MASK), n)]
+        batch, pos, base = self._at(ref)
+        return [base + start for start in record_starts(batch[1], pos, n)]
 
     def config_fields(self, ref: int, n: int) -> tuple:
         """For the run of ``n`` ConfigRecords whose first is ``ref``: ``(ref
         base, batch header, append time)`` (a record's ref is the base plus
         its start; the append time None unless the batch has one) and
         :func:`~.kept_runs.config_fields` of each."""
-        h, buf, start, _, append_ts = self._batch(ref >> REF_POSITION_BITS)
-        base = ref - (ref & _POSITION_MASK) - start
-        return base, h, append_ts, config_fields(buf, start + (ref & _POSITION_MASK), n)
+        (h, buf, _, _, append_ts), pos, base = self._at(ref)
+        return base, h, append_ts, config_fields(buf, pos, n)
 
     def config_values(self, ref: int, n: int, name: bytes) -> "dict | None":
         """:func:`~.kept_runs.config_values` of the run of ``n`` ConfigRecords
         whose first is ``ref``."""
-        _, buf, start, _, _ = self._batch(ref >> REF_POSITION_BITS)
-        return config_values(buf, start + (ref & _POSITION_MASK), n, name)
+        batch, pos, _ = self._at(ref)
+        return config_values(batch[1], pos, n, name)
 
     def acls_decode(self, ref: int, n: int) -> bool:
         """Whether each of the run of ``n`` AccessControlEntryRecords whose
         first is ``ref`` is known to decode (:func:`~.kept_runs.acls_decode`)."""
-        _, buf, start, _, _ = self._batch(ref >> REF_POSITION_BITS)
-        return acls_decode(buf, start + (ref & _POSITION_MASK), n)
+        batch, pos, _ = self._at(ref)
+        return acls_decode(batch[1], pos, n)
 
     def runs_counts(self, runs: list) -> "list | None":
         """``(n, replicas, isr, leaders)`` of each of a topic's runs (entries
