@@ -2,7 +2,7 @@
 and a generator of large, realistic metadata files.
 
 Every fixture is written with the project's own writer
-(:mod:`metashell.loader.writer`); nothing here copies real Kafka files.
+(:mod:`metashell.kraft.writer`); nothing here copies real Kafka files.
 Generated files are cached under ``bench/out/`` (git-ignored) and reused
 when their name (which encodes every parameter) already exists.
 
@@ -26,9 +26,9 @@ import time
 from itertools import islice
 from pathlib import Path
 
-from metashell.loader.batch import HEADER_SIZE
-from metashell.loader.primitives import uuid_to_str
-from metashell.loader.writer import LogWriter, control, record, segment_name, snapshot_name
+from metashell.kraft.batch import HEADER_SIZE
+from metashell.kraft.primitives import uuid_to_str
+from metashell.kraft.writer import LogWriter, control, record, segment_name, snapshot_name
 
 BENCH_DIR = Path(__file__).resolve().parent
 OUT_DIR = BENCH_DIR / "out"
@@ -414,7 +414,7 @@ def _generating(path: Path, verbose: bool, write) -> None:
 
 def per_batch_for(records: list, batch_bytes: int = KAFKA_SNAPSHOT_BATCH_BYTES) -> int:
     """How many records like ``records`` (a sample) fill a batch of ``batch_bytes``."""
-    from metashell.loader.writer import encode_records
+    from metashell.kraft.writer import encode_records
 
     payload, count = encode_records(records)
     return max(1, batch_bytes * count // max(1, len(payload)))

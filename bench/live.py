@@ -44,7 +44,7 @@ sys.path[:0] = [str(BENCH), str(ROOT / "tests"), str(ROOT)]
 
 from _util import (OUT_DIR, Timer, best_of_fresh, cluster_records, human_bytes,  # noqa: E402
                    peak_rss_bytes, print_table, report_child, write_snapshot)
-from metashell.loader.writer import MAX_BATCH_BYTES, encode_records, record, snapshot_name  # noqa: E402
+from metashell.kraft.writer import MAX_BATCH_BYTES, encode_records, record, snapshot_name  # noqa: E402
 
 SNAPSHOT_EPOCH = 7
 
@@ -211,7 +211,7 @@ def watch_latency(profile: str, changes: int) -> list[float]:
 
 
 def _topic(name: str, n: int):
-    from metashell.loader.primitives import uuid_to_str
+    from metashell.kraft.primitives import uuid_to_str
     return record("TopicRecord", name=name, topicId=uuid_to_str((7 << 64 | n).to_bytes(16, "big")))
 
 
@@ -230,7 +230,7 @@ def latency(args) -> None:
 
 def noop_rss(args) -> None:
     from fake_kraft import FakeQuorum, noop_records
-    from metashell.loader.writer import LogWriter
+    from metashell.kraft.writer import LogWriter
     total, step = args.noop_batches, max(1, args.noop_batches // 10)
     q = FakeQuorum(1, profile="4.1")
     q.append([record("FeatureLevelRecord", name="metadata.version", featureLevel=20)], commit=True)

@@ -68,7 +68,7 @@ from pathlib import Path
 from _util import (OUT_DIR, Timer, batched, best_of_fresh, cat_one, cluster_records, human_bytes,
                    peak_rss_bytes, print_table, report_child, write_snapshot)
 
-from metashell.loader.writer import MAX_BATCH_BYTES, LogWriter, record, segment_name, snapshot_name
+from metashell.kraft.writer import MAX_BATCH_BYTES, LogWriter, record, segment_name, snapshot_name
 
 SHAPES = ("snap-8mib-v2", "snap-small-v2", "snap-8mib-v1", "snap-8mib-v0", "logdir",
           "create-topics", "snap-mixed", "logdir-mixed", "snap-configs", "snap-acls")

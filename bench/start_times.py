@@ -41,7 +41,7 @@ from pathlib import Path
 from _util import (OUT_DIR, Timer, cluster_records, human_bytes, peak_rss_bytes, print_table,
                    report_child, run_fresh, write_snapshot)
 
-from metashell.loader.writer import LogWriter, record, segment_name, snapshot_name
+from metashell.kraft.writer import LogWriter, record, segment_name, snapshot_name
 
 BROKERS = 6
 TS = 1_700_000_000_000

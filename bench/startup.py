@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from metashell.loader.primitives import uuid_to_str
-from metashell.loader.writer import record, snapshot_bytes, snapshot_name, write_file
+from metashell.kraft.primitives import uuid_to_str
+from metashell.kraft.writer import record, snapshot_bytes, snapshot_name, write_file
 
 TARGET_S = 0.5
 

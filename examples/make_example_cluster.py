@@ -79,8 +79,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from metashell.loader.primitives import uuid_to_str  # noqa: E402
-from metashell.loader.writer import (  # noqa: E402
+from metashell.kraft.primitives import uuid_to_str  # noqa: E402
+from metashell.kraft.writer import (  # noqa: E402
     LogWriter, control, record, segment_name, snapshot_bytes, snapshot_name, write_file,
 )
 

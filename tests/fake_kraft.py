@@ -37,8 +37,8 @@ from fake_kraft_log import MAX_FETCH_BYTES, RaftLog, corrupt_first_batch, rebase
 from fake_kraft_server import (METADATA_TOPIC, METADATA_TOPIC_ID, PROFILES, Connection, Fault,
                                Listener)
 from fake_kraft_wire import Closed
-from metashell.loader.batch import HEADER as BATCH_HEADER
-from metashell.loader.writer import LogWriter, Out, record
+from metashell.kraft.batch import HEADER as BATCH_HEADER
+from metashell.kraft.writer import LogWriter, Out, record
 
 __all__ = ["FakeQuorum", "FakeNode", "Listener", "Fault", "PROFILES", "METADATA_TOPIC",
            "METADATA_TOPIC_ID", "split_batches", "noop_records"]

@@ -15,7 +15,7 @@ import threading
 import time
 
 from metashell.fs.tree import build_root
-from metashell.loader.batch import BatchScanner
+from metashell.kraft.batch import BatchScanner
 from metashell.loader.live import (CommittedEvent, LiveConfig, Observer, SnapshotEvent,
                                    StatusEvent, parse_controllers)
 from metashell.loader.reader import FileReader

@@ -8,8 +8,8 @@ from __future__ import annotations
 import bisect
 import struct
 
-from metashell.loader.batch import HEADER as BATCH_HEADER
-from metashell.loader.batch import HEADER_SIZE, LOG_OVERHEAD
+from metashell.kraft.batch import HEADER as BATCH_HEADER
+from metashell.kraft.batch import HEADER_SIZE, LOG_OVERHEAD
 
 MAX_FETCH_BYTES = 8 * 1024 * 1024             # KafkaMetadataLog: maxFetchSizeInBytes (section 1.2)
 

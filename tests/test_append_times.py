@@ -17,7 +17,7 @@ import pytest
 
 from metashell.loader.append_times import MARK_BYTES, NO_LOG, SegmentAppendTimes
 from metashell.loader.inputs import SegmentFile
-from metashell.loader.writer import LogWriter, control, record, segment_name
+from metashell.kraft.writer import LogWriter, control, record, segment_name
 
 TS = 1_700_000_000_000
 

@@ -10,12 +10,12 @@ import struct
 import pytest
 
 from metashell.errors import CorruptDataError
-from metashell.loader.batch import (
+from metashell.kraft.batch import (
     ATTR_CONTROL, ATTR_LOG_APPEND_TIME, ATTR_TRANSACTIONAL, HEADER, HEADER_SIZE, LOG_OVERHEAD,
     MIN_BATCH_LENGTH, BatchScanner, crc32c,
 )
 from metashell.loader.reader import read_file
-from metashell.loader.writer import LogWriter, build_batch, encode_records, record
+from metashell.kraft.writer import LogWriter, build_batch, encode_records, record
 
 TS = 1_700_000_000_000
 

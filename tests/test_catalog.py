@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from metashell.errors import RecordDecodeError
-from metashell.loader import catalog, enums
-from metashell.loader.primitives import read_uvarint, uuid_to_str
-from metashell.loader.schema import MISSING, UNKNOWN_TAGS, Field, Message, Versions
+from metashell.kraft import catalog, enums
+from metashell.kraft.primitives import read_uvarint, uuid_to_str
+from metashell.kraft.schema import MISSING, UNKNOWN_TAGS, Field, Message, Versions
 
 SHARED = Path(__file__).parents[1].parent / "shared"
 SCHEMAS = SHARED / "reference" / "kafka-schemas"

@@ -1,5 +1,5 @@
 """``summary`` reads what a log's pending partition changes do from their
-bytes (loader/change_effects.py) instead of filing them: the one pattern
+bytes (loader/fast/change_effects.py) instead of filing them: the one pattern
 reads a change as its plain decoder does, the reader leaves a batch unread
 only when that pattern reads it right, and the summary (counts, problems)
 is the one of filing every change and folding every partition, whatever
@@ -14,13 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metashell.loader.change_batches import ChangeBatch, ChangeShapes
-from metashell.loader.change_effects import EFFECT, ChangeEffects, agrees, of_fields, skeleton
-from metashell.loader.framing import frame
+from metashell.loader.fast.change_batches import ChangeBatch, ChangeShapes
+from metashell.loader.fast.change_effects import EFFECT, ChangeEffects, agrees, of_fields, skeleton
+from metashell.kraft.framing import frame
 from metashell.loader.reader import deferred_records
-from metashell.loader.records import RESOLVED
+from metashell.kraft.records import RESOLVED
 from metashell.loader.store import RecordStore
-from metashell.loader.writer import encode_records
+from metashell.kraft.writer import encode_records
 from metashell.replay import pending
 from metashell.replay import summary
 from metashell.session import open_session
@@ -125,7 +125,7 @@ def test_a_change_of_nothing_is_read_to_its_end():
 
 
 def a_hex(text_id: str) -> str:
-    from metashell.loader.primitives import uuid_from_str
+    from metashell.kraft.primitives import uuid_from_str
     return uuid_from_str(text_id).hex()
 
 

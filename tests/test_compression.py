@@ -13,7 +13,7 @@ import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metashell.loader.compression import (
+from metashell.kraft.compression import (
     DEFAULT_MAX_SIZE, GZIP, LZ4, NONE, SNAPPY, XERIAL_MAGIC, ZSTD, codec_name, compress,
     decompress,
 )

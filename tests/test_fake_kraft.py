@@ -30,8 +30,8 @@ from fake_kraft_security import TlsCertificates
 from fake_kraft_wire import (I16, I32, Closed, encode_fetch_snapshot_request, read_compact_string,
                              read_frame, read_tags, read_uvarint)
 from metashell.errors import CorruptDataError
-from metashell.loader.batch import BatchScanner
-from metashell.loader.writer import record, snapshot_bytes
+from metashell.kraft.batch import BatchScanner
+from metashell.kraft.writer import record, snapshot_bytes
 
 GOLDEN = {
     "fetch13": "0000005e0001000d0000000700036b6d7300ffffffff000001f400000000008000000000000000ffffffff02"
@@ -703,7 +703,7 @@ def test_stop_leaves_no_threads_and_a_restart_keeps_the_port(make_quorum):
 
 
 def test_from_logdir_refuses_a_log_that_starts_without_a_snapshot(tmp_path):
-    from metashell.loader.writer import LogWriter
+    from metashell.kraft.writer import LogWriter
     w = LogWriter(50, 1)
     w.batch([record("NoOpRecord")])
     w.write(tmp_path / "00000000000000000050.log")

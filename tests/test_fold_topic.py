@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from metashell.loader.writer import Out
+from metashell.kraft.writer import Out
 from metashell.session import open_session
-from test_partition_layout import (CASES, CORPORA, DIRS, TS, _corpus_inputs, changed, changes,
+from test_summary_counts import (CASES, CORPORA, DIRS, TS, _corpus_inputs, changed, changes,
                                    partition, snapshot, topic_of)
 
 SNAPSHOT = "00000000000000001000-0000000003.checkpoint"

@@ -11,12 +11,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from metashell.errors import CorruptDataError
-from metashell.loader import catalog
-from metashell.loader.batch import crc32c
-from metashell.loader.compression import LZ4
+from metashell.kraft import catalog
+from metashell.kraft.batch import crc32c
+from metashell.kraft.compression import LZ4
 from metashell.loader.index import index_file, key_from_data
 from metashell.loader.reader import read_file
-from metashell.loader.writer import LogWriter, Out, control, record, snapshot_bytes
+from metashell.kraft.writer import LogWriter, Out, control, record, snapshot_bytes
 from test_loader_support import fix_crcs
 
 TS = 1_700_000_000_000

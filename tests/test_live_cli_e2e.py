@@ -20,7 +20,7 @@ from test_cli_e2e import BIN, CORPORA, env
 from test_replay_support import topic, uid
 
 from metashell import cli
-from metashell.loader.writer import record
+from metashell.kraft.writer import record
 
 LOG_DIRS = sorted(p.name for p in CORPORA.iterdir() if p.is_dir()) if CORPORA.is_dir() else []
 # only a bootstrap.checkpoint: -s loads it as a snapshot (offset -1, epoch 0); a

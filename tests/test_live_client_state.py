@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 
 from metashell.errors import LiveError
-from metashell.loader.batch import BatchScanner
+from metashell.kraft.batch import BatchScanner
 from metashell.loader.live import CommittedEvent, Controller, SnapshotEvent
 from metashell.loader.live import protocol as p
 from metashell.loader.live.state import FetchAnswer, Follower
-from metashell.loader.writer import LogWriter, record
+from metashell.kraft.writer import LogWriter, record
 
 C1, C2, C3 = Controller(1, "h1", 9093), Controller(2, "h2", 9093), Controller(3, "h3", 9093)
 
@@ -261,7 +261,7 @@ def test_invalid_request_for_the_partition_is_fatal():
 
 def test_a_downloaded_snapshot_is_checked_like_a_file():
     from metashell.loader.live.observer import _check_batches
-    from metashell.loader.writer import snapshot_bytes
+    from metashell.kraft.writer import snapshot_bytes
     good = snapshot_bytes([record("NoOpRecord") for _ in range(10)], epoch=3)
     _check_batches(good, "snapshot 10-3 from controller 1@h1:9093")
     bad = bytearray(good)

@@ -21,8 +21,8 @@ from fake_kraft_follow import (Follow, check_contiguous, image_json, live_config
 from metashell.errors import CorruptDataError
 from metashell.loader.live import CommittedEvent, LiveError, SnapshotEvent
 from metashell.loader.reader import FileReader
-from metashell.loader.primitives import uuid_to_str
-from metashell.loader.writer import record, snapshot_bytes
+from metashell.kraft.primitives import uuid_to_str
+from metashell.kraft.writer import record, snapshot_bytes
 
 
 def tid(n: int) -> str:

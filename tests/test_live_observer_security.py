@@ -14,7 +14,7 @@ from fake_kraft import FakeQuorum, Listener
 from fake_kraft_follow import Follow, live_config
 from fake_kraft_security import TlsCertificates
 from metashell.loader.live import LiveError, load_client_config
-from metashell.loader.writer import record
+from metashell.kraft.writer import record
 
 SECRET = "pa55-w0rd-s3cret"
 LOGIN = {"PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",

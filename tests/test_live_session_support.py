@@ -16,7 +16,7 @@ from test_replay_support import TS0, Log
 
 from metashell.loader.live import (CommittedEvent, Controller, LiveConfig, LiveError,
                                    SnapshotEvent, StatusEvent)
-from metashell.loader.writer import snapshot_bytes
+from metashell.kraft.writer import snapshot_bytes
 
 CONFIG = LiveConfig([Controller(1, "127.0.0.1", 9093)], timeout=2)
 

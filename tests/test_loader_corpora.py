@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from metashell.loader import catalog
+from metashell.kraft import catalog
 from metashell.loader.index import index_file
 from metashell.loader.reader import read_file
-from metashell.loader.writer import encode_batch
+from metashell.kraft.writer import encode_batch
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 README = CORPORA / "README.md"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import struct
 
-from metashell.loader.batch import CRC_START, HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH, crc32c
+from metashell.kraft.batch import CRC_START, HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH, crc32c
 
 
 def fix_crcs(data: bytes) -> bytes:

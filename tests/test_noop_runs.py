@@ -1,4 +1,4 @@
-"""Runs of heartbeat batches (loader/noop_runs.py, the engine's ``_apply_noops``):
+"""Runs of heartbeat batches (loader/fast/noop_runs.py, the engine's ``_apply_noops``):
 a controller's one-NoOpRecord batches read as one, and everything the
 session shows the same as when every batch is read on its own."""
 
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from metashell.loader import noop_runs
-from metashell.loader.noop_runs import BATCH_SIZE, NOOP_RECORD, NoOpRun
+from metashell.loader.fast import noop_runs
+from metashell.loader.fast.noop_runs import BATCH_SIZE, NOOP_RECORD, NoOpRun
 from metashell.loader.store import RecordStore
-from metashell.loader.writer import encode_records, record
+from metashell.kraft.writer import encode_records, record
 from metashell.session import open_session
 from test_replay_support import TS0, Log, change, leaves, partition, topic, uid, write_snapshot
 from test_store import same_replay

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from metashell.fs.tree import build_root
-from metashell.loader.primitives import uuid_to_str
+from metashell.kraft.primitives import uuid_to_str
 from metashell.loader.reader import read_file
-from metashell.loader.writer import record
+from metashell.kraft.writer import record
 from metashell.replay import pending
 from metashell.replay.engine import ReplayEngine
 from metashell.session import open_session

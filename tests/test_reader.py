@@ -17,13 +17,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metashell.errors import CorruptDataError, InputError
-from metashell.loader import catalog
-from metashell.loader.batch import ATTR_CONTROL, crc32c
-from metashell.loader.compression import GZIP, LZ4, SNAPPY, ZSTD
+from metashell.kraft import catalog
+from metashell.kraft.batch import ATTR_CONTROL, crc32c
+from metashell.kraft.compression import GZIP, LZ4, SNAPPY, ZSTD
 from metashell.loader.index import index_file
 from metashell.loader.reader import read_file, read_records
 from test_loader_support import fix_crcs
-from metashell.loader.writer import (
+from metashell.kraft.writer import (
     LogWriter, Out, build_batch, control, encode_batch, encode_records, record,
 )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from metashell.loader.writer import record
+from metashell.kraft.writer import record
 from test_replay_support import (MIGRATING, Log, broker, cat, change, config, feature, load, ls,
                                  node, partition, problems, topic, uid)
 
@@ -727,7 +727,7 @@ class TestSensitiveConfigs:
 def truncated(out, cut: int = 3):
     """The record's value with its last ``cut`` bytes missing: the frame header
     and the first fields still read, the body does not decode."""
-    from metashell.loader.writer import Out
+    from metashell.kraft.writer import Out
     return Out(value=out.encoded_value()[:-cut])
 
 

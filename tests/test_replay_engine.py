@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from metashell.fs.tree import build_root
 from metashell.loader.reader import read_file
-from metashell.loader.writer import control, record
+from metashell.kraft.writer import control, record
 from metashell.replay.engine import ReplayEngine
 from metashell.session import open_session
 from test_replay_support import (TS0, Log, broker, cat, change, engine_over, feature, ls, node,

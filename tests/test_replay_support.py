@@ -1,7 +1,7 @@
 """Shared helpers for the replay, tree and session tests (no tests here).
 
 Every fixture is made by the project's own writer
-(:mod:`metashell.loader.writer`) into a temporary file and loaded the way
+(:mod:`metashell.kraft.writer`) into a temporary file and loaded the way
 the shell loads it (``open_session``), or fed to a :class:`ReplayEngine`
 with batches from :func:`metashell.loader.reader.read_file`.
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from metashell.fs.walk import walk
-from metashell.loader.primitives import uuid_to_str
+from metashell.kraft.primitives import uuid_to_str
 from metashell.loader.reader import read_file
-from metashell.loader.writer import LogWriter, record, segment_name, snapshot_bytes, snapshot_name
+from metashell.kraft.writer import LogWriter, record, segment_name, snapshot_bytes, snapshot_name
 from metashell.replay.engine import ReplayEngine
 from metashell.session import open_session
 

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from metashell.errors import RecordDecodeError
-from metashell.loader import catalog, schema
-from metashell.loader.primitives import uuid_to_str
-from metashell.loader.schema import UNKNOWN_TAGS, Message
+from metashell.kraft import catalog, schema
+from metashell.kraft.primitives import uuid_to_str
+from metashell.kraft.schema import UNKNOWN_TAGS, Message
 
 U1 = "AQIDBAUGBwgJCgsMDQ4PEA"
 U2 = "EA8ODQwLCgkIBwYFBAMCAQ"

@@ -6,7 +6,7 @@ of ``../shared/corpora``.
 
 The reference is independent of the project's framing code: kafka-python
 (``MemoryRecords``) frames every batch and record, and each data value is
-decoded on its own by :func:`~metashell.loader.records.decode_value`. The
+decoded on its own by :func:`~metashell.kraft.records.decode_value`. The
 project's readers are compared with it in all their modes: eager (runs of
 partition records decoded together), lazy, deferred to a
 :class:`~metashell.loader.store.RecordStore` (refs read back), and the index.
@@ -21,11 +21,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from kafka.record import MemoryRecords
 
 from metashell.loader.index import index_file, key_from_data
-from metashell.loader.primitives import UUID_TEXT
+from metashell.kraft.primitives import UUID_TEXT
 from metashell.loader.reader import FileReader
-from metashell.loader.records import decode_value
+from metashell.kraft.records import decode_value
 from metashell.loader.store import RecordStore
-from metashell.loader.writer import LogWriter, Out, build_batch, encode_records, record, write_file
+from metashell.kraft.writer import LogWriter, Out, build_batch, encode_records, record, write_file
 from test_store import entries_of
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"

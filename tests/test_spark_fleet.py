@@ -17,7 +17,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from metashell.loader.batch import BatchScanner
+from metashell.kraft.batch import BatchScanner
 from metashell.spark.fleet import cli, render, report_rows
 from conftest import require_spark
 from spark_support import EXAMPLE, ROOT, as_tree, by_cluster, from_tree, read_table, shell_json

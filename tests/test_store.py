@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from metashell.loader.change_batches import ChangeBatch
+from metashell.loader.fast.change_batches import ChangeBatch
 from metashell.loader.reader import FileReader, deferred_records, read_file
-from metashell.loader.primitives import UUID_TEXT
+from metashell.kraft.primitives import UUID_TEXT
 from metashell.loader.store import RecordStore, ref_file
-from metashell.loader.writer import LogWriter, Out, build_batch, encode_records, record, write_file
+from metashell.kraft.writer import LogWriter, Out, build_batch, encode_records, record, write_file
 from metashell.replay.engine import ReplayEngine
 from metashell.fs.tree import build_root
 from test_replay_support import TS0, Log, change, leaves, partition, problems, topic, uid, write_snapshot
@@ -253,7 +253,7 @@ def test_topic_records_the_fast_path_does_not_take(tmp_path):
     is not UTF-8, a tagged field, an id seen again under another name, a name
     given to another id, a topic removed; both ways build the same image,
     problems, counts and histories."""
-    from metashell.loader.primitives import uuid_from_str
+    from metashell.kraft.primitives import uuid_from_str
     a, b, c, d = uid(11), uid(12), uid(13), uid(14)
 
     def raw_topic(name: bytes, tid: str, tags: bytes = b"\x00") -> Out:

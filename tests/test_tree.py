@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from metashell.fs.tree import REDACTED, build_root
 from metashell.fs.walk import walk
-from metashell.loader.writer import record
+from metashell.kraft.writer import record
 from metashell.replay.image import Image
 from test_replay_support import (Log, broker, cat, change, config, feature, leaves, load, ls, node,
                                  partition, topic, uid)

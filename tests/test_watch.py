@@ -15,7 +15,7 @@ from test_replay_support import broker, partition, topic, uid
 
 from metashell.commands import COMMANDS, Context, run_line
 from metashell.live_session import open_live_session
-from metashell.loader.writer import record
+from metashell.kraft.writer import record
 
 SNAP = [broker(1, fenced=False), broker(2, fenced=False), topic("a", uid(1)),
         partition(uid(1), 0), topic("b", uid(2)), partition(uid(2), 0)]

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from metashell.loader import catalog
-from metashell.loader.batch import ATTR_CONTROL, ATTR_TRANSACTIONAL, HEADER, crc32c
-from metashell.loader.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
+from metashell.kraft import catalog
+from metashell.kraft.batch import ATTR_CONTROL, ATTR_TRANSACTIONAL, HEADER, crc32c
+from metashell.kraft.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
 from metashell.loader.reader import read_file
-from metashell.loader.records import encode_value
-from metashell.loader.writer import (
+from metashell.kraft.records import encode_value
+from metashell.kraft.writer import (
     LogWriter, Out, build_batch, control, encode_batch, encode_records, record, segment_name,
     snapshot_bytes, snapshot_name, spec_named, write_file,
 )

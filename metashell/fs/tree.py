@@ -14,7 +14,7 @@ import base64
 from typing import Any
 
 from ..gcpause import kept_old
-from ..loader import enums
+from ..kraft import enums
 from ..replay.registration import registration_offset, registration_time
 from ..timefmt import iso_time
 from .node import DictDir, Leaf, Node, sort_names

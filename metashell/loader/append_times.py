@@ -20,7 +20,7 @@ provides its own object with the same method for what it fetched.
 
 Finding the batch: the segment whose base offset is the greatest at or
 below the offset, then a walk of its batch headers
-(:class:`~metashell.loader.batch.BatchScanner`) from the nearest known
+(:class:`~metashell.kraft.batch.BatchScanner`) from the nearest known
 position: the segment's ``.index`` (kraft-format.md 16.2) when it is
 there and agrees with the log, and the marks earlier walks left. The batch
 found has its CRC checked; damage on the way is the answer's reason.
@@ -35,7 +35,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from ..errors import CorruptDataError
-from .batch import CRC_START, HEADER, HEADER_SIZE, BatchHeader, BatchScanner, crc32c
+from ..kraft.batch import CRC_START, HEADER, HEADER_SIZE, BatchHeader, BatchScanner, crc32c
 
 Answer = tuple  # (append time ms | None, reason | None)
 

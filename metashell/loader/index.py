@@ -83,13 +83,13 @@ from itertools import islice
 from pathlib import Path
 
 from ..errors import CorruptDataError, RecordDecodeError
-from . import catalog, enums
-from .batch import ATTR_CODEC, ATTR_CONTROL, HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, BatchScanner
-from .compression import decompress
-from .framing import frame, headers
+from ..kraft import catalog, enums
+from ..kraft.batch import ATTR_CODEC, ATTR_CONTROL, HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, BatchScanner
+from ..kraft.compression import decompress
+from ..kraft.framing import frame, headers
 from .reader import FileReader, FileSummary, _map, _why
-from .records import decode_value
-from .runs import PartitionRun, run_after
+from ..kraft.records import decode_value
+from .fast.partition_runs import PartitionRun, run_after
 
 __all__ = ["Index", "index_file"]
 
@@ -278,7 +278,7 @@ class Index:
     # -- decoding selected records ---------------------------------------------------
 
     def record(self, i: int, *, lazy: bool = False):
-        """Decode record ``i`` (a :class:`~metashell.loader.records.Record`),
+        """Decode record ``i`` (a :class:`~metashell.kraft.records.Record`),
         reading only its batch header and its own bytes."""
         if self._reader is None:
             self._reader = FileReader(self.path)
@@ -403,12 +403,12 @@ class _PageDropper:
 def _scan_data_batch(idx: Index, h: BatchHeader, buf, pos: int, end: int, maps: dict) -> None:
     """Append the records of one data batch to the index columns: the hot loop.
 
-    Each record's framing is read by :func:`~metashell.loader.framing.frame`,
+    Each record's framing is read by :func:`~metashell.kraft.framing.frame`,
     as the reader reads it. For the common types the
     entity key is then looked up by its raw bytes (``maps``: raw bytes ->
     entity id), so a key is decoded only the first time it is seen. After a
     partition record, the records that repeat its size and framing are taken
-    as one run (:mod:`~metashell.loader.runs`).
+    as one run (:mod:`~metashell.loader.fast.partition_runs`).
     """
     payload = pos
     base = h.base_offset

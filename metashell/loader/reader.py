@@ -20,20 +20,20 @@ from pathlib import Path
 from typing import Iterator
 
 from ..errors import CorruptDataError, InputError, RecordDecodeError
-from . import catalog
-from .batch import ATTR_CODEC, ATTR_CONTROL, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, BatchScanner
-from .change_batches import ChangeBatch, ChangeShapes
-from .compression import decompress
-from .kept_runs import KEPT, kept_run
-from .framing import frame, headers
-from .noop_runs import BATCH_LENGTH as NOOP_BATCH_LENGTH
-from .noop_runs import BATCH_SIZE as NOOP_BATCH_SIZE
-from .noop_runs import NoOpRun
-from .noop_runs import match as noop_run
-from .primitives import INT16, URLSAFE, UUID_TEXT, b2a_base64, read_varint, uuid_text
-from .records import CONTROL, DECODE_ERRORS, METADATA, RESOLVED, Record, fill_metadata
-from .runs import OFFSET_DELTAS, TIMESTAMP_DELTAS, PartitionRun, TopicRun, run_after, topic_run_after
-from .runs import key as topic_key
+from ..kraft import catalog
+from ..kraft.batch import ATTR_CODEC, ATTR_CONTROL, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, BatchScanner
+from .fast.change_batches import ChangeBatch, ChangeShapes
+from ..kraft.compression import decompress
+from .fast.kept_runs import KEPT, kept_run
+from ..kraft.framing import frame, headers
+from .fast.noop_runs import BATCH_LENGTH as NOOP_BATCH_LENGTH
+from .fast.noop_runs import BATCH_SIZE as NOOP_BATCH_SIZE
+from .fast.noop_runs import NoOpRun
+from .fast.noop_runs import match as noop_run
+from ..kraft.primitives import INT16, URLSAFE, UUID_TEXT, b2a_base64, read_varint, uuid_text
+from ..kraft.records import CONTROL, DECODE_ERRORS, METADATA, RESOLVED, Record, fill_metadata
+from .fast.partition_runs import OFFSET_DELTAS, TIMESTAMP_DELTAS, PartitionRun, TopicRun, run_after, topic_run_after
+from .fast.partition_runs import key as topic_key
 
 
 @dataclass(slots=True)
@@ -141,9 +141,9 @@ class FileReader:
         self.summary = FileSummary(str(self.path), len(self.buf))
         self.batch_positions = array("q")
         self._saw_frame0 = False
-        self._runs: dict = {}   # run shapes of partition records (loader/runs.py)
+        self._runs: dict = {}   # run shapes of partition records (loader/fast/partition_runs.py)
         self._by_length: dict = {}   # the last (shape, spec, decoder) of PartitionRecords by first byte
-        self._topic_shapes: dict = {}   # TopicRuns by their shape (loader/runs.py)
+        self._topic_shapes: dict = {}   # TopicRuns by their shape (loader/fast/partition_runs.py)
         self._topic_runs: dict = {}     # TopicRuns by runs.key: the last of each
         self._topic_seen: dict = {}     # runs.key -> topics read record by record
         self._name_ats: tuple = ()      # runs.key's name_at of TopicRuns (a few)
@@ -532,7 +532,7 @@ class FileReader:
             raise RecordDecodeError(f"{end - pos} byte(s) left after the {h.count} records the batch declares")
         return out
 
-    # -- runs of partition records (loader/runs.py) ----------------------------------
+    # -- runs of partition records (loader/fast/partition_runs.py) ----------------------------------
 
     def _topic_run_for(self, buf, at: int, vstart: int, end: int, run: PartitionRun) -> "TopicRun | None":
         """The TopicRun of the TopicRecord at ``at`` (its value at

@@ -12,7 +12,7 @@ file, when someone looks at that partition.
 A ref names the file, the batch and where the record starts in the batch's
 record section (``reader.REF_*``); with the batch header (read once, then
 kept) the store reads the record's framing again
-(:func:`~metashell.loader.framing.frame`, as the reader did) and decodes its
+(:func:`~metashell.kraft.framing.frame`, as the reader did) and decodes its
 value. A compressed batch's record
 section is decompressed again (the last few are kept: a topic's partitions
 sit together).
@@ -24,13 +24,13 @@ from collections import OrderedDict
 from typing import Callable, Iterator
 
 from ..errors import CorruptDataError, RecordDecodeError
-from .batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
-from .compression import decompress
-from .framing import frame
-from .kept_runs import acls_decode, config_fields, config_values, record_starts
-from .partition_layout import change_counts, run_counts
+from ..kraft.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
+from ..kraft.compression import decompress
+from ..kraft.framing import frame
+from .fast.kept_runs import acls_decode, config_fields, config_values, record_starts
+from .fast.summary_counts import change_counts, run_counts
 from .reader import REF_BATCH_BITS, REF_POSITION_BITS, FileReader
-from .records import DECODE_ERRORS, METADATA, RESOLVED, Record, fill_metadata
+from ..kraft.records import DECODE_ERRORS, METADATA, RESOLVED, Record, fill_metadata
 
 _FILE_SHIFT = REF_BATCH_BITS + REF_POSITION_BITS
 _BATCH_MASK = (1 << REF_BATCH_BITS) - 1
@@ -137,7 +137,7 @@ class RecordStore:
     def run_counts(self, ref: int, shape, n: int) -> "tuple[int, int, tuple] | None":
         """``(replicas, isr, leaders)`` of the run of ``n`` PartitionRecords
         of ``shape`` whose first is ``ref``, read from their bytes
-        (:func:`~.partition_layout.run_counts`); None if they must be folded."""
+        (:func:`~.summary_counts.run_counts`); None if they must be folded."""
         _, buf, start, _, _ = self._batch(ref >> REF_POSITION_BITS)
         return run_counts(buf, start + (ref & _POSITION_MASK), shape, n)
 
@@ -195,7 +195,7 @@ class RecordStore:
     def change_counts(self, refs, isr: int, leader: int) -> "tuple[int, int] | None":
         """``(isr, leader)`` after the PartitionChangeRecords ``refs`` (ints)
         applied in turn to a partition with ``isr`` in-sync replicas and
-        ``leader``, read from their bytes (:func:`~.partition_layout.change_counts`);
+        ``leader``, read from their bytes (:func:`~.fast.summary_counts.change_counts`);
         None if they must be folded."""
         for ref in refs:
             if type(ref) is not int:

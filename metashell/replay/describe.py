@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from ..loader import enums
+from ..kraft import enums
 
 
 def _list(v) -> str:

@@ -37,14 +37,14 @@ from itertools import chain
 from operator import itemgetter
 
 from ..gcpause import no_cyclic_gc
-from ..loader.batch import ATTR_CODEC
-from ..loader.catalog import METADATA
-from ..loader.change_batches import ChangeBatch
-from ..loader.change_effects import ChangeEffects
-from ..loader.noop_runs import NoOpRun
-from ..loader.primitives import UUID_TEXT, uuid_from_str
+from ..kraft.batch import ATTR_CODEC
+from ..kraft.catalog import METADATA
+from ..loader.fast.change_batches import ChangeBatch
+from ..loader.fast.change_effects import ChangeEffects
+from ..loader.fast.noop_runs import NoOpRun
+from ..kraft.primitives import UUID_TEXT, uuid_from_str
 from ..loader.reader import deferred_records, deferred_refs
-from ..loader.records import CONTROL, UNDECODABLE, Record
+from ..kraft.records import CONTROL, UNDECODABLE, Record
 from ..loader.store import RecordStore, ref_file
 from .image import (BrokerState, ControllerState, Entity, Image, PartitionState,
                     TopicState)
@@ -185,7 +185,7 @@ class ReplayEngine:
                 # _apply_PartitionRecord and _apply_PartitionChangeRecord would;
                 # anything else, the records themselves through the general path.
                 n = len(rec)
-                if n == 3:   # a run of configs, ACLs, ... (loader/kept_runs.py)
+                if n == 3:   # a run of configs, ACLs, ... (loader/fast/kept_runs.py)
                     if in_snapshot:   # read when they are first looked at, counted now
                         self.image.kept_runs.setdefault(rec[1], []).append(rec)
                         self.image.kept_checked.discard(rec[1])

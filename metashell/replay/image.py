@@ -244,7 +244,7 @@ class QuorumState:
 class _Kept:
     """A part of the image (the ``Image`` field named after it with a
     leading underscore) that a snapshot's records of ``api`` may still be
-    kept unread for (loader/kept_runs.py): they are applied first."""
+    kept unread for (loader/fast/kept_runs.py): they are applied first."""
 
     def __init__(self, api: int):
         self.api = api
@@ -288,7 +288,7 @@ class Image:
     history: dict = field(default_factory=dict)
     # set by the engine: a list of records and refs as records
     resolver: Callable | None = field(default=None, repr=False, compare=False)
-    # apiKey -> runs of a snapshot's records of it not read yet (loader/kept_runs.py),
+    # apiKey -> runs of a snapshot's records of it not read yet (loader/fast/kept_runs.py),
     # and the engine's call that applies those of one apiKey (None: all)
     kept_runs: dict = field(default_factory=dict, repr=False, compare=False)
     # the apiKeys whose kept records were all seen to apply (ReplayEngine._check_kept)

@@ -28,9 +28,9 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Callable
 
-from ..loader.batch import HEADER_SIZE
-from ..loader.change_batches import ChangeBatch
-from ..loader.change_effects import ChangeEffects, of_fields
+from ..kraft.batch import HEADER_SIZE
+from ..loader.fast.change_batches import ChangeBatch
+from ..loader.fast.change_effects import ChangeEffects, of_fields
 from ..loader.reader import deferred_records
 
 # bytes searched per pending change before the rest are filed at once

@@ -2,8 +2,8 @@
 
 Counting under-replicated and offline partitions looks at every partition:
 a snapshot's runs of PartitionRecords are counted from their bytes
-(loader/partition_layout.py), a log's pending changes are read from
-theirs (loader/change_effects.py) and added, and only what neither can
+(loader/fast/summary_counts.py), a log's pending changes are read from
+theirs (loader/fast/change_effects.py) and added, and only what neither can
 read is folded (see :func:`partition_health`).
 """
 
@@ -14,8 +14,8 @@ from itertools import compress
 from operator import getitem, itemgetter, lt
 
 from ..gcpause import no_cyclic_gc
-from ..loader import enums
-from ..loader.primitives import uuid_from_str
+from ..kraft import enums
+from ..kraft.primitives import uuid_from_str
 from ..timefmt import iso_time
 from .registration import started
 

@@ -21,8 +21,9 @@ import mmap
 from pathlib import Path
 
 from ..fs.tree import REDACTED
-from ..loader import enums, inputs
-from ..loader.batch import BatchScanner
+from ..kraft import enums
+from ..loader import inputs
+from ..kraft.batch import BatchScanner
 from ..loader.index import key_from_data
 from ..loader.reader import FileReader
 from ..replay.engine import merge_change, partition_from_record

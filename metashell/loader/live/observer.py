@@ -18,8 +18,8 @@ import time
 from collections.abc import Iterator
 
 from ...errors import CorruptDataError, LiveError
-from ..batch import BatchScanner
-from ..primitives import uuid_to_str
+from ...kraft.batch import BatchScanner
+from ...kraft.primitives import uuid_to_str
 from . import protocol as p
 from .addresses import Controller
 from .events import LiveConfig, StatusEvent

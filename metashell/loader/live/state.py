@@ -18,7 +18,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from ...errors import CorruptDataError, LiveError
-from ..batch import LOG_OVERHEAD, BatchScanner
+from ...kraft.batch import LOG_OVERHEAD, BatchScanner
 from . import protocol as p
 from .addresses import Controller
 from .events import CommittedEvent, SnapshotEvent, StatusEvent

@@ -26,7 +26,7 @@ import struct
 import sys
 from typing import Callable
 
-from .primitives import read_varint, read_varlong
+from ...kraft.primitives import read_varint, read_varlong
 
 MIN_RUN = 2   # fewer records are not worth the two calls
 # Repetitions that never give back what they took (possessive, Python 3.11+): a
@@ -107,7 +107,7 @@ class PartitionRun:
         # per record only partitionId: what a deferred run keeps
         self.pid_row = f"{k + 3}xi{size - k - 7}x"
         self.pid_structs: dict[int, Callable] = {}
-        # the layout partition_layout.run_counts last found in runs of this shape,
+        # the layout summary_counts.run_counts last found in runs of this shape,
         # and its readers per record count
         self.counts_layout: tuple | None = None
         self.counts_readers: dict[int, tuple] = {}

@@ -1,5 +1,5 @@
 """``summary`` counts a snapshot's runs of PartitionRecords from their bytes
-(loader/partition_layout.py, ``ReplayEngine.run_counts``): it must count
+(loader/fast/summary_counts.py, ``ReplayEngine.run_counts``): it must count
 exactly what folding every partition counts, on every layout, including the
 ones it refuses (which are then folded), and on every corpus input."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from metashell.loader.writer import LogWriter, Out, record
+from metashell.kraft.writer import LogWriter, Out, record
 from metashell.replay.summary import summarize
 from metashell.session import open_session
 
@@ -202,9 +202,9 @@ def changed(root: Path, version: int, log: list) -> Path:
 
 
 def test_a_change_of_isr_and_leader_is_read_from_its_bytes():
-    from metashell.loader.framing import frame
-    from metashell.loader.partition_layout import change_counts
-    from metashell.loader.writer import encode_records
+    from metashell.kraft.framing import frame
+    from metashell.loader.fast.summary_counts import change_counts
+    from metashell.kraft.writer import encode_records
 
     def counts(**fields):
         payload, _ = encode_records([record("PartitionChangeRecord", 0, partitionId=1,

@@ -25,10 +25,10 @@ import re
 import struct
 from typing import Callable
 
-from .batch import HEADER_SIZE
+from ...kraft.batch import HEADER_SIZE
 from .change_effects import EFFECT, agrees, skeleton
-from .records import DECODE_ERRORS
-from .runs import framing_widths, varint_pattern
+from ...kraft.records import DECODE_ERRORS
+from .partition_runs import framing_widths, varint_pattern
 
 _IDS = struct.Struct(">i16s").unpack_from   # int32 partitionId, uuid topicId
 MAX_SHAPES = 64   # alternatives are tried in turn: a few dozen shapes cover a controller's changes

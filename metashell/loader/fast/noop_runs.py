@@ -22,7 +22,7 @@ from typing import Callable, Iterator
 
 import crc32c as _crc32c
 
-from .batch import CRC_START, HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
+from ...kraft.batch import CRC_START, HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
 
 # The one record of a heartbeat batch, as Kafka writes it (kraft-format.md section 3):
 NOOP_RECORD = bytes((

@@ -39,7 +39,7 @@ import re
 from itertools import filterfalse
 from operator import itemgetter
 
-from .runs import POSSESSIVE
+from .partition_runs import POSSESSIVE
 
 # the fields of an effect
 KEY, RAW, ISR, LEADER, REPLICAS, DIRECTORIES = range(6)

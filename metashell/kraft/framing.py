@@ -5,7 +5,7 @@ A record is ``varint length, int8 attributes, varlong timestampDelta,
 varint offsetDelta, varint key length + key, varint value length + value,
 varint header count + headers``. Varints of any width are read the same
 way (one- and two-byte varints by table lookup, wider ones by
-:func:`~metashell.loader.primitives.read_varint`), so nothing here depends
+:func:`~metashell.kraft.primitives.read_varint`), so nothing here depends
 on how many records a batch holds or where a record sits in it: the
 100,000th record of an 8 MiB snapshot batch (a three-byte offset delta) is
 read as the first one is.

@@ -1,0 +1,1 @@
+"""The KRaft wire format: primitives, schemas, the record catalog, framing, batches, compression, writing."""
