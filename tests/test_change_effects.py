@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from metashell.loader.fast.change_batches import ChangeBatch, ChangeShapes
 from metashell.loader.fast.change_effects import EFFECT, ChangeEffects, agrees, of_fields, skeleton
 from metashell.kraft.framing import frame
-from metashell.loader.reader import deferred_records
+from metashell.loader import deferred
+from metashell.loader.deferred import PARTITION_ID, RAW_TOPIC_ID, REF
 from metashell.kraft.records import RESOLVED
 from metashell.loader.store import RecordStore
 from metashell.kraft.writer import encode_records
@@ -392,7 +393,7 @@ def test_a_batch_left_unread_has_the_effects_of_its_records(tmp_path):
     for batch in store.open(segments[0]):
         if type(batch.records) is ChangeBatch:
             effects = batch.records.effects()
-            decoded = [of_fields(pid, raw, store.record(ref).peek())
+            decoded = [of_fields(one[PARTITION_ID], one[RAW_TOPIC_ID], store.record(one[REF]).peek())
                        for entry in batch.records.entries()
-                       for ref, _, pid, raw in deferred_records(entry)]
+                       for one in deferred.records(entry)]
             assert effects == decoded

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from metashell.loader.deferred import API_KEY, KEPT_COUNT, KEPT_RUN, REF, kind
 from metashell.fs.tree import build_root
 from metashell.loader.fast.kept_runs import kept_run, record_starts
 from metashell.loader.reader import read_file
@@ -221,9 +222,9 @@ def test_the_store_gives_each_record_of_a_run(tmp_path):
     eng = ReplayEngine()
     batches = list(eng.store.open(path, lazy=True))
     entries = [e for b in batches if type(b.records) is list for e in b.records
-               if type(e) is tuple and len(e) == 3]
-    assert [e[1:] for e in entries] == [(4, 14), (14, 3), (18, 8), (11, 3), (10, 2)]
-    refs = eng.store.run_refs(entries[0][0], 14)
+               if type(e) is tuple and kind(e) == KEPT_RUN]
+    assert [(e[API_KEY], e[KEPT_COUNT]) for e in entries] == [(4, 14), (14, 3), (18, 8), (11, 3), (10, 2)]
+    refs = eng.store.run_refs(entries[0][REF], 14)
     plain = [r for b in read_file(path, lazy=True) for r in b.records if r.name == "ConfigRecord"]
     assert [(r.offset, r.data) for r in map(eng.store.record, refs)] == [(r.offset, r.data) for r in plain]
 

@@ -9,6 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from metashell.loader.deferred import (API_KEY, PARTITION_RUN, RAW_TOPIC_ID, REF, RUN_PARTITION_IDS, TOPIC,
+                                       TOPIC_ID, TOPIC_NAME, TOPIC_OFFSET, TOPIC_RAW_ID, TOPIC_WITH_RUN, count,
+                                       kind, topic_run)
 from metashell.loader import reader
 from metashell.kraft.compression import LZ4, ZSTD
 from metashell.kraft.framing import frame
@@ -170,12 +173,14 @@ def test_deferred_reading_takes_a_topics_partitions_as_one_entry(tmp_path):
     entries = [e for b in RecordStore().open(p) for e in b.records]
     # the first topic record by record; the next ones, framed as it was, each in one
     # match with its partitions (runs.TopicRun), as one entry
-    assert [len(e) for e in entries] == [7, 5, 8, 8]
-    pairs = [(entries[0], entries[1])] + [(e[:7], e[7]) for e in entries[2:]]
+    assert [kind(e) for e in entries] == [TOPIC, PARTITION_RUN, TOPIC_WITH_RUN, TOPIC_WITH_RUN]
+    pairs = [(entries[0], entries[1])] + [(e, topic_run(e)) for e in entries[2:]]
     for t, (topic, run) in enumerate(pairs):
-        assert topic[1:4] == (2, f"t{t}", uuid_from_str(tid(t))) and topic[6] == tid(t)
-        assert run[1] == 3 and run[3] == tuple(range(7)) and run[4] == uuid_from_str(tid(t))
-        assert topic[4] == 8 * t and run[0] - topic[0] == len(f"t{t}") + 28   # offset; record size
+        assert (topic[API_KEY], topic[TOPIC_NAME], topic[TOPIC_RAW_ID], topic[TOPIC_ID]) == (
+            2, f"t{t}", uuid_from_str(tid(t)), tid(t))
+        assert (run[API_KEY], run[RUN_PARTITION_IDS], run[RAW_TOPIC_ID]) == (
+            3, tuple(range(7)), uuid_from_str(tid(t)))
+        assert topic[TOPIC_OFFSET] == 8 * t and run[REF] - topic[REF] == len(f"t{t}") + 28   # record size
 
 
 # -- a TopicRecord and its partitions in one match (runs.TopicRun) --------------------------
@@ -246,8 +251,9 @@ def test_topics_after_the_first_are_each_one_entry(tmp_path, monkeypatch, topic_
     p.write_bytes(w.getvalue())
     file = RecordStore().open(p)
     entries = [e for b in file for e in b.records if type(e) is tuple]
-    assert [len(e) for e in entries] == [7, 5, 8, 8, 8, 7, 5, 8, 8, 8]
-    assert [len(e[7][3]) for e in entries if len(e) == 8] == [3, 1, 3, 3, 3, 3]
+    assert [kind(e) for e in entries] == [TOPIC, PARTITION_RUN] + [TOPIC_WITH_RUN] * 3 + [
+        TOPIC, PARTITION_RUN] + [TOPIC_WITH_RUN] * 3
+    assert [count(e) - 1 for e in entries if kind(e) == TOPIC_WITH_RUN] == [3, 1, 3, 3, 3, 3]
     assert bool(file._topic_runs) == (topic_run_after == 1)
     assert compare_file(p) == 7 * 3 + 1
 
@@ -264,11 +270,13 @@ def test_partitions_of_other_shapes_stay_runs(tmp_path):
     p = tmp_path / "00000000000000000000.log"
     p.write_bytes(w.getvalue())
     entries = [e for b in RecordStore().open(p) for e in b.records if type(e) is tuple]
-    assert [(len(e), e[7][3] if len(e) == 8 else e[3] if len(e) == 5 else None) for e in entries] == [
-        (7, None), (5, (0, 1, 2, 3)), (8, (0, 1, 2, 3)),
-        (8, (0,)), (5, (1,)), (5, (2, 3)),                   # ef: partition 1 lags
-        (8, (0, 1, 2, 3)), (7, None), (5, (0, 1, 2, 3)),     # ij: a shape not seen before
-        (8, (0,)), (8, (0, 1, 2, 3))]
+    run = {TOPIC: None, PARTITION_RUN: lambda e: e, TOPIC_WITH_RUN: topic_run}
+    assert [(kind(e), run[kind(e)] and run[kind(e)](e)[RUN_PARTITION_IDS]) for e in entries] == [
+        (TOPIC, None), (PARTITION_RUN, (0, 1, 2, 3)), (TOPIC_WITH_RUN, (0, 1, 2, 3)),
+        (TOPIC_WITH_RUN, (0,)), (PARTITION_RUN, (1,)), (PARTITION_RUN, (2, 3)),   # ef: partition 1 lags
+        (TOPIC_WITH_RUN, (0, 1, 2, 3)), (TOPIC, None),
+        (PARTITION_RUN, (0, 1, 2, 3)),                                          # ij: a shape not seen before
+        (TOPIC_WITH_RUN, (0,)), (TOPIC_WITH_RUN, (0, 1, 2, 3))]
     assert compare_file(p) == 4 * 6 + 1   # every partition deferred
     a, b = deferred(p), eager(p)
     assert (shown(a), problems(a)) == (shown(b), problems(b))
@@ -291,10 +299,10 @@ def test_partitions_written_after_every_topic_are_runs(tmp_path, monkeypatch):
     monkeypatch.setattr(reader, "frame", lambda buf, pos, *a: framed.append(pos) or frame(buf, pos, *a))
     entries = [e for b in RecordStore().open(p) for e in b.records if type(e) is tuple]
     assert len(framed) == 6 + 2   # the topics, the first partition, the one of another shape
-    assert [len(e) for e in entries] == [7] * 6 + [5] * 8
+    assert [kind(e) for e in entries] == [TOPIC] * 6 + [PARTITION_RUN] * 8
     for t, e in enumerate(entries[6:12]):   # partitions 0-4 of each topic, in turn
-        assert e[3] == (0, 1, 2, 3, 4) and e[4] == uuid_from_str(tid(t))
-    assert [e[3] for e in entries[12:]] == [(5,), (5,)]
+        assert e[RUN_PARTITION_IDS] == (0, 1, 2, 3, 4) and e[RAW_TOPIC_ID] == uuid_from_str(tid(t))
+    assert [e[RUN_PARTITION_IDS] for e in entries[12:]] == [(5,), (5,)]
     assert compare_file(p) == len(parts)
     a, b = deferred(p), eager(p)
     assert (shown(a), problems(a)) == (shown(b), problems(b))

@@ -26,7 +26,9 @@ from metashell.loader.reader import FileReader
 from metashell.kraft.records import decode_value
 from metashell.loader.store import RecordStore
 from metashell.kraft.writer import LogWriter, Out, build_batch, encode_records, record, write_file
-from test_store import entries_of
+from test_store import KeptRecord, entries_of
+from metashell.loader.deferred import (API_KEY, PARTITION, PARTITION_ID, RAW_TOPIC_ID, REF, TOPIC, TOPIC_ID,
+                                       TOPIC_NAME, TOPIC_OFFSET, TOPIC_RAW_ID, TOPIC_TIMESTAMP, kind)
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 TS = 1_700_000_000_000
@@ -89,24 +91,25 @@ def check(path: Path) -> dict:
     store = RecordStore()
     entries = entries_of(store.open(path), store)
     assert len(eager) == len(lazy) == len(entries) == len(ref)
-    deferred = 0
+    deferred_count = 0
     for r, a, b, e in zip(ref, eager, lazy, entries):
         same(a, r)
         same(b, r)
-        if type(e) is tuple:
-            deferred += 1
-            back = store.record(e[0])
+        if isinstance(e, tuple):
+            deferred_count += 1
+            back = store.record(e[REF])
             same(back, r)
-            assert e[1] == back.api_key
-            if len(e) == 2:   # a record of a snapshot's kept run (configs, ACLs, ...)
+            assert e[API_KEY] == back.api_key
+            if type(e) is KeptRecord:   # a record of a snapshot's kept run (configs, ACLs, ...)
                 pass
-            elif len(e) == 7:   # a TopicRecord on the fast path
-                assert (e[2], UUID_TEXT[e[3]], e[4], e[5], e[6]) == (
-                    back.data["name"], back.data["topicId"], back.offset, back.timestamp,
-                    back.data["topicId"])
+            elif kind(e) == TOPIC:   # a TopicRecord on the fast path
+                assert (e[TOPIC_NAME], UUID_TEXT[e[TOPIC_RAW_ID]], e[TOPIC_OFFSET], e[TOPIC_TIMESTAMP],
+                        e[TOPIC_ID]) == (back.data["name"], back.data["topicId"], back.offset,
+                                         back.timestamp, back.data["topicId"])
             else:
-                assert back.data is None or e[2] == back.data["partitionId"]   # None: undecodable
-                assert back.data is None or UUID_TEXT[e[3]] == back.data["topicId"]
+                assert kind(e) == PARTITION
+                assert back.data is None or e[PARTITION_ID] == back.data["partitionId"]   # None: undecodable
+                assert back.data is None or UUID_TEXT[e[RAW_TOPIC_ID]] == back.data["topicId"]
         else:
             same(e, r)
     idx = index_file(path)

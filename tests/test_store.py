@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 
 from metashell.loader.fast.change_batches import ChangeBatch
-from metashell.loader.reader import FileReader, deferred_records, read_file
+from metashell.loader import deferred
+from metashell.loader.deferred import (API_KEY, KEPT_COUNT, KEPT_RUN, PARTITION, PARTITION_ID, RAW_TOPIC_ID,
+                                       REF, TOPIC, TOPIC_ID, TOPIC_NAME, TOPIC_OFFSET, TOPIC_RAW_ID,
+                                       TOPIC_TIMESTAMP)
+from metashell.loader.reader import FileReader, read_file
 from metashell.kraft.primitives import UUID_TEXT
 from metashell.loader.store import RecordStore, ref_file
 from metashell.kraft.writer import LogWriter, Out, build_batch, encode_records, record, write_file
@@ -26,17 +30,25 @@ FIELDS = ("offset", "timestamp", "epoch", "kind", "name", "api_key", "version", 
 
 def entries_of(reader, store: RecordStore) -> list:
     """A deferred read's entries (``reader``: opened by ``store``), a run as
-    its records: ``(ref, apiKey, partitionId, raw topic id)`` each; a run
-    of a snapshot's records kept unread (configs, ACLs, ...) as ``(ref,
-    apiKey)`` each; a run of heartbeat
-    batches as its NoOpRecords, read again batch by batch; a batch of
-    changes left unread, read."""
+    its records (``deferred.PARTITION`` entries); a run of a snapshot's records
+    kept unread (configs, ACLs, ...) as a :class:`KeptRecord` each; a run of
+    heartbeat batches as its NoOpRecords, read again batch by batch; a batch
+    of changes left unread, read."""
     return [e for b in reader
             for x in (b.records if type(b.records) is list else
                       b.records.entries() if type(b.records) is ChangeBatch else
                       [r for one in b.records.batches() for r in one.records])
-            for e in (((ref, x[1]) for ref in store.run_refs(x[0], x[2])) if type(x) is tuple and len(x) == 3
-                      else deferred_records(x) if type(x) is tuple else (x,))]
+            for e in (kept_records(x, store) if type(x) is tuple and deferred.kind(x) == KEPT_RUN
+                      else deferred.records(x) if type(x) is tuple else (x,))]
+
+
+class KeptRecord(tuple):
+    """One record of a snapshot's kept run, as :func:`entries_of` lists it:
+    ``(ref, apiKey)``."""
+
+
+def kept_records(entry: tuple, store: RecordStore) -> list:
+    return [KeptRecord((ref, entry[API_KEY])) for ref in store.run_refs(entry[REF], entry[KEPT_COUNT])]
 
 
 def _opened(path: Path) -> tuple:
@@ -74,29 +86,30 @@ def compare_file(path: Path) -> int:
     store = RecordStore()
     entries = entries_of(store.open(path), store)
     assert len(entries) == len(plain)
-    deferred = 0
+    deferred_count = 0
     for entry, rec in zip(entries, plain):
-        if type(entry) is tuple and len(entry) == 7:   # a TopicRecord on the fast path
-            ref, api, name, raw, offset, timestamp, tid = entry
-            back = store.record(ref)
-            same_record(back, rec)
-            assert (api, name, UUID_TEXT[raw], offset, timestamp, tid) == (
-                2, rec.data["name"], rec.data["topicId"], rec.offset, rec.timestamp, rec.data["topicId"])
-        elif type(entry) is tuple and len(entry) == 2:   # a record of a snapshot's kept run
+        if type(entry) is KeptRecord:   # a record of a snapshot's kept run
             same_record(store.record(entry[0]), rec)
             assert rec.api_key == entry[1]
+        elif type(entry) is tuple and deferred.kind(entry) == TOPIC:   # a TopicRecord on the fast path
+            back = store.record(entry[REF])
+            same_record(back, rec)
+            assert (entry[API_KEY], entry[TOPIC_NAME], UUID_TEXT[entry[TOPIC_RAW_ID]], entry[TOPIC_OFFSET],
+                    entry[TOPIC_TIMESTAMP], entry[TOPIC_ID]) == (
+                2, rec.data["name"], rec.data["topicId"], rec.offset, rec.timestamp, rec.data["topicId"])
         elif type(entry) is tuple:
-            ref, api, pid, raw = entry
+            assert deferred.kind(entry) == PARTITION
+            ref, api, pid, raw = entry[REF], entry[API_KEY], entry[PARTITION_ID], entry[RAW_TOPIC_ID]
             back = store.record(ref)
             same_record(back, rec)
             assert api == rec.api_key
             assert rec.data is None or pid == rec.data["partitionId"]   # None: undecodable
             assert rec.data is None or UUID_TEXT[raw] == rec.data["topicId"]
             assert ref_file(ref) == 0
-            deferred += 1
+            deferred_count += 1
         else:
             same_record(entry, rec)
-    return deferred
+    return deferred_count
 
 
 @pytest.mark.parametrize("codec", [0, 1, 2, 3, 4], ids=["none", "gzip", "snappy", "lz4", "zstd"])

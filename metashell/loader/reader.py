@@ -15,11 +15,10 @@ import os
 import struct
 from array import array
 from dataclasses import dataclass, field
-from itertools import chain, repeat
 from pathlib import Path
-from typing import Iterator
 
 from ..errors import CorruptDataError, InputError, RecordDecodeError
+from . import deferred
 from ..kraft import catalog
 from ..kraft.batch import ATTR_CODEC, ATTR_CONTROL, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, BatchScanner
 from .fast.change_batches import ChangeBatch, ChangeShapes
@@ -41,20 +40,15 @@ class Batch:
     """A batch header and its records.
 
     From a reader opened with ``defer`` (see :class:`FileReader`), ``records``
-    may also hold *deferred partition records*: tuples ``(ref, apiKey,
-    partitionId, raw 16-byte topic id)``, where ``ref`` names the record in
-    its :class:`~metashell.loader.store.RecordStore`, or, for a run of
-    records framed alike (a topic's partitions, :mod:`.runs`), one tuple
-    ``(first ref, apiKey, run shape, partition ids, raw topic id)`` for all
-    of them (the shape, a :class:`~.runs.PartitionRun`, tells their size and
-    layout: :func:`deferred_refs`, :func:`deferred_records`). A TopicRecord
-    is ``(ref, 2, name, raw topic id, offset, timestamp, topic id)``, or,
-    when the run of its partitions follows it, ``(ref, 2, name, raw topic id,
-    offset, timestamp, topic id, run entry)``: a snapshot's topic is then one
-    entry. Consecutive
+    may also hold *deferred entries* (:mod:`.deferred`: a TopicRecord, a
+    partition record, a run of a topic's partitions framed alike, a run of a
+    snapshot's records ``ls`` does not need), each naming its records by
+    refs into its :class:`~metashell.loader.store.RecordStore`. Consecutive
     batches of one NoOpRecord each (a controller's heartbeats,
-    :mod:`.noop_runs`) come as one batch whose header spans them and whose
-    ``records`` is a :class:`~.noop_runs.NoOpRun`.
+    :mod:`.fast.noop_runs`) come as one batch whose header spans them and
+    whose ``records`` is a :class:`~.fast.noop_runs.NoOpRun`; a batch of
+    nothing but PartitionChangeRecords of shapes seen before, a
+    :class:`~.fast.change_batches.ChangeBatch`, unread.
     """
 
     header: BatchHeader
@@ -312,9 +306,9 @@ class FileReader:
                     m = run.pattern.match(buf, pos, end)
                     if m is not None:
                         n = min((m.end() - pos) // run.size, total - i)
-                        out.append((ref_base + pos - payload, 3, run,
-                                    (run.pid_structs.get(n) or run.pid_unpacker(n))(buf, pos),
-                                    m.group(1)))
+                        out.append(deferred.partition_run(
+                            ref_base + pos - payload, 3, run,
+                            (run.pid_structs.get(n) or run.pid_unpacker(n))(buf, pos), m.group(1)))
                         pos += n * run.size
                         i += n
                         last = again
@@ -341,11 +335,12 @@ class FileReader:
                     else:
                         offset = base + OFFSET_DELTAS[od]
                     unpack = run.pid_structs.get(n) or run.pid_unpacker(n)
-                    out.append((ref_base + pos - payload, 2, name, raw, offset,
-                                base_ts + TIMESTAMP_DELTAS[ts] if append_ts is None else append_ts,
-                                # uuid_text(raw), inline: one call fewer per topic
-                                b2a_base64(raw, newline=False)[:22].translate(URLSAFE).decode(),
-                                (ref_base + start - payload, 3, run, unpack(buf, start), raw)))
+                    out.append(deferred.topic(
+                        ref_base + pos - payload, name, raw, offset,
+                        base_ts + TIMESTAMP_DELTAS[ts] if append_ts is None else append_ts,
+                        # uuid_text(raw), inline: one call fewer per topic
+                        b2a_base64(raw, newline=False)[:22].translate(URLSAFE).decode(),
+                        deferred.partition_run(ref_base + start - payload, 3, run, unpack(buf, start), raw)))
                     pos = start + n * run.size
                     i += n + 1
                     continue
@@ -380,9 +375,9 @@ class FileReader:
                                 by_length[buf[at]] = last
                             n = run.match(buf, at, end, total - i + 1)
                         if n:
-                            out.append((ref_base + at - payload, api, run,
-                                        run.pid_unpacker(n)(buf, at),
-                                        bytes(buf[vstart + 7:vstart + 23])))
+                            out.append(deferred.partition_run(ref_base + at - payload, api, run,
+                                                              run.pid_unpacker(n)(buf, at),
+                                                              bytes(buf[vstart + 7:vstart + 23])))
                             pos = at + n * run.size
                             i += n - 1
                         elif api == 3:
@@ -392,12 +387,14 @@ class FileReader:
                             # its shape kept by its first byte for the partitions to come
                             # (the mixed snapshot's engine time -47%, `summary` 0.49x -> 0.31x walk)
                             run = run_after(runs, buf, at, vstart - at, rend - at)
-                            out.append((ref_base + at - payload, 3, run, run.pid_unpacker(1)(buf, at),
-                                        bytes(buf[vstart + 7:vstart + 23])))
+                            out.append(deferred.partition_run(ref_base + at - payload, 3, run,
+                                                              run.pid_unpacker(1)(buf, at),
+                                                              bytes(buf[vstart + 7:vstart + 23])))
                             last = by_length[buf[at]] = (run, spec, decoder)
                         else:
                             # int32 partitionId and uuid topicId open the body
-                            out.append((ref_base + at - payload, api, *partition_key(buf, vstart + 3)))
+                            out.append(deferred.partition(ref_base + at - payload, api,
+                                                          *partition_key(buf, vstart + 3)))
                         if api == 5:   # its shape, for batches of changes to leave unread
                             self._changes.learn(buf, at, vstart, rend, decoder)
                         continue
@@ -407,7 +404,7 @@ class FileReader:
                         # on a snapshot with three config overrides per topic 0.51x -> 0.18x
                         # the walk, with two ACLs per topic 0.50x -> 0.19x)
                         n, pos = kept_run(buf, rend, end, total - i, api)
-                        out.append((ref_base + at - payload, api, n + 1))
+                        out.append(deferred.kept_run(ref_base + at - payload, api, n + 1))
                         i += n
                         continue
                     if deferring and api == 2 and fv == 1 and version == 0:
@@ -438,13 +435,14 @@ class FileReader:
                                         if n:   # one or more
                                             unpack = run.pid_structs.get(n) or run.pid_unpacker(n)
                                             rid = m.group(1)
-                                            entry = (ref_base + pos - payload, 3, run, unpack(buf, pos),
-                                                     raw if rid == raw else rid)
+                                            entry = deferred.partition_run(
+                                                ref_base + pos - payload, 3, run, unpack(buf, pos),
+                                                raw if rid == raw else rid)
                                             pos += n * run.size
                                             i += n
                                             if rid == raw:   # the topic and its run as one entry
-                                                out.append((ref_base + at - payload, 2, name, raw,
-                                                            base + offset_delta, ts, tid, entry))
+                                                out.append(deferred.topic(ref_base + at - payload, name, raw,
+                                                                          base + offset_delta, ts, tid, entry))
                                                 # the next topics alike, at the loop's top
                                                 tr = self._topic_run_for(buf, at, vstart, end, run)
                                                 if tr is not None:
@@ -452,15 +450,15 @@ class FileReader:
                                                     if tr.name_at not in name_ats:
                                                         name_ats = self._name_ats = (tr.name_at, *name_ats[:5])
                                                 continue
-                                            out.append((ref_base + at - payload, 2, name, raw,
-                                                        base + offset_delta, ts, tid))
+                                            out.append(deferred.topic(ref_base + at - payload, name, raw,
+                                                                      base + offset_delta, ts, tid))
                                             out.append(entry)
                                             continue
                                 # its partitions come later (a writer that puts every
                                 # topic first): the engine looks it up by this id then
                                 UUID_TEXT[raw] = tid
-                                out.append((ref_base + at - payload, 2, name, raw,
-                                            base + offset_delta, ts, tid))
+                                out.append(deferred.topic(ref_base + at - payload, name, raw,
+                                                          base + offset_delta, ts, tid))
                                 continue
                     ts = base_ts + ts_delta if append_ts is None else append_ts
                     if lazy:
@@ -573,8 +571,9 @@ class FileReader:
             return self._eager_run(run, h, buf, pos, end, limit, spec, decoder, out)
         n = run.match(buf, pos, end, limit)
         if n:
-            out.append((ref_base + pos - payload, run.api, run, run.pid_unpacker(n)(buf, pos),
-                        bytes(buf[pos + run.topic_at:pos + run.topic_at + 16])))
+            out.append(deferred.partition_run(ref_base + pos - payload, run.api, run,
+                                              run.pid_unpacker(n)(buf, pos),
+                                              bytes(buf[pos + run.topic_at:pos + run.topic_at + 16])))
         return n
 
     def _eager_run(self, run: PartitionRun, h: BatchHeader, buf, pos: int, end: int, limit: int,
@@ -648,27 +647,6 @@ _PARTITION_KEY = struct.Struct(">i16s").unpack_from   # int32 partitionId, uuid 
 # bench's mixed snapshot at 100,000 partitions, the same time at 1 M)
 TOPIC_RUN_AFTER = 16
 
-
-def deferred_refs(entry: tuple) -> "range | list | tuple":
-    """The refs of a deferred entry of :attr:`Batch.records`, in order."""
-    n = len(entry)
-    if n == 5:
-        return range(entry[0], entry[0] + len(entry[3]) * entry[2].size, entry[2].size)
-    if n == 8:
-        return [entry[0], *deferred_refs(entry[7])]
-    return entry[:1]
-
-
-def deferred_records(entry: tuple) -> "Iterator[tuple]":
-    """A deferred partition entry as ``(ref, apiKey, partitionId, raw topic
-    id)`` per record (a TopicRecord with its run: the TopicRecord's entry
-    without the run, then the run's records)."""
-    n = len(entry)
-    if n == 5:
-        return zip(deferred_refs(entry), repeat(entry[1]), entry[3], repeat(entry[4]))
-    if n == 8:
-        return chain((entry[:7],), deferred_records(entry[7]))
-    return iter((entry,))
 
 # A deferred record's ref, from the high bits down: the file's number in its
 # store, the batch's number in its file (28 bits), where the record starts in

@@ -27,6 +27,7 @@ from ..errors import CorruptDataError, RecordDecodeError
 from ..kraft.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
 from ..kraft.compression import decompress
 from ..kraft.framing import frame
+from .deferred import REF, RUN_PARTITION_IDS, RUN_SHAPE
 from .fast.kept_runs import acls_decode, config_fields, config_values, record_starts
 from .fast.summary_counts import change_counts, run_counts
 from .reader import REF_BATCH_BITS, REF_POSITION_BITS, FileReader
@@ -177,14 +178,14 @@ class RecordStore:
 
     def runs_counts(self, runs: list) -> "list | None":
         """``(n, replicas, isr, leaders)`` of each of a topic's runs (entries
-        ``(ref, _, shape, partition ids, _)``), as :meth:`run_counts` gives
+        ``deferred.PARTITION_RUN``), as :meth:`run_counts` gives
         them; None if one must be folded. One call for all (a mixed
         cluster's topics have a few runs each: -0.03 s `summary` on its
         log dir)."""
         out = []
         batch = self._batch
-        for ref, _, shape, pids, _ in runs:
-            n = len(pids)
+        for entry in runs:
+            ref, shape, n = entry[REF], entry[RUN_SHAPE], len(entry[RUN_PARTITION_IDS])
             _, buf, start, _, _ = batch(ref >> REF_POSITION_BITS)
             counts = run_counts(buf, start + (ref & _POSITION_MASK), shape, n)
             if counts is None:

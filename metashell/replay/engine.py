@@ -6,16 +6,14 @@ section 4.2). A record that cannot be applied is reported as a
 :class:`Problem` with its offset and skipped; the rest still loads.
 
 Partition records are not decoded here. From a reader of the engine's
-:class:`~metashell.loader.store.RecordStore` they arrive deferred, as
-``(ref, apiKey, partitionId, raw topic id)``, or a topic's partitions as one
-run ``(first ref, apiKey, run shape, partition ids, raw topic id)``, and only
-the ``ref`` (an int) is filed under each partition (a run is kept by its
-topic until someone looks); a lazy :class:`Record` is filed as it is.
-:meth:`ReplayEngine.fold_partition` decodes and merges a partition's
-records when the partition is looked at. TopicRecords arrive as ``(ref, 2,
-name, raw topic id, offset, timestamp, topic id)`` (and the run of their
-partitions, if it follows); the topic keeps the ref as its history
-(``Image.records`` reads it back).
+:class:`~metashell.loader.store.RecordStore` they arrive as deferred entries
+(:mod:`metashell.loader.deferred`: one partition record, or a topic's
+partitions as one run, a TopicRecord with or without that run), and only
+their refs (ints) are filed under each partition (a run is kept by its topic
+until someone looks); a lazy :class:`Record` is filed as it is.
+:meth:`ReplayEngine.fold_partition` decodes and merges a partition's records
+when the partition is looked at. A TopicRecord's topic keeps its ref as its
+history (``Image.records`` reads it back).
 
 Metadata transactions (Begin/End/AbortTransactionRecord) buffer records and
 apply them at End; Abort, or the end of input, drops them. A snapshot
@@ -43,7 +41,11 @@ from ..loader.fast.change_batches import ChangeBatch
 from ..loader.fast.change_effects import ChangeEffects
 from ..loader.fast.noop_runs import NoOpRun
 from ..kraft.primitives import UUID_TEXT, uuid_from_str
-from ..loader.reader import deferred_records, deferred_refs
+from ..loader import deferred
+from ..loader.deferred import (API_KEY, KEPT_COUNT, KEPT_RUN, PARTITION, PARTITION_ID, PARTITION_RUN,
+                               RAW_TOPIC_ID, REF, RUN_PARTITION_IDS, RUN_SHAPE, TOPIC, TOPIC_ID,
+                               TOPIC_NAME, TOPIC_OFFSET, TOPIC_RAW_ID, TOPIC_RUN, TOPIC_TIMESTAMP,
+                               TOPIC_WITH_RUN)
 from ..kraft.records import CONTROL, UNDECODABLE, Record
 from ..loader.store import RecordStore, ref_file
 from .image import (BrokerState, ControllerState, Entity, Image, PartitionState,
@@ -63,7 +65,7 @@ PARTITION_RECORDS = frozenset(("TopicRecord", "PartitionRecord", "PartitionChang
                                "RemoveTopicRecord", "ClearElrRecord"))
 # the start of a PartitionRecord / PartitionChangeRecord body: int32 partitionId, uuid topicId
 _PARTITION_KEY = struct.Struct(">i16s").unpack_from
-_PIDS = itemgetter(3)   # of a run entry: its partition ids
+_PIDS = itemgetter(RUN_PARTITION_IDS)   # of a run entry: its partition ids
 
 
 @dataclass
@@ -137,128 +139,165 @@ class ReplayEngine:
     def apply_batch(self, batch) -> bool:
         """Apply one batch; returns False once the time-travel limit is passed
         (the caller can stop reading)."""
-        h = batch.header
-        in_snapshot = self._snapshot is not None
-        records = batch.records
+        h, records = batch.header, batch.records
         if type(records) is NoOpRun:
             return self._apply_noops(h, records)
-        if not in_snapshot:
-            if self.until_time is not None and h.max_timestamp > self.until_time:
-                self.reached_limit = True
-                return False
-            if h.last_offset < self._skip_before and not batch.is_control:
-                return True
-            unread = type(records) is ChangeBatch
-            if (self._txn is None and h.base_offset >= self._skip_before and records
-                    and (unread or all(type(r) is tuple and r[1] == 5 for r in records))
-                    and not h.attributes & ATTR_CODEC and self.on_change is None
-                    and self.store.searchable(batch.file_no)):
-                # only partition changes, as read from the file: kept, not filed
-                return self._defer_changes(h, records, batch.file_no)
-        if type(records) is ChangeBatch:
+        in_snapshot = self._snapshot is not None
+        if in_snapshot:
+            if type(records) is ChangeBatch:
+                records = records.entries()
+            return self._apply_entries(h, records, self._stamp(batch), True)
+        records = self._log_records(batch)
+        if type(records) is bool:
+            return records
+        return self._apply_entries(h, records, None, False)
+
+    def _log_records(self, batch) -> "list | bool":
+        """What to apply of a log's batch: its records, as deferred entries
+        only where the fast path may apply them; or the batch's whole
+        outcome (True: nothing to apply, or kept as pending changes; False:
+        the time limit is passed)."""
+        h, records = batch.header, batch.records
+        if self.until_time is not None and h.max_timestamp > self.until_time:
+            self.reached_limit = True
+            return False
+        if h.last_offset < self._skip_before and not batch.is_control:
+            return True
+        unread = type(records) is ChangeBatch
+        if (self._txn is None and h.base_offset >= self._skip_before and records
+                and (unread or deferred.only_changes(records))
+                and not h.attributes & ATTR_CODEC and self.on_change is None
+                and self.store.searchable(batch.file_no)):
+            # only partition changes, as read from the file: kept, not filed
+            return self._defer_changes(h, records, batch.file_no)
+        if unread:
             records = records.entries()
-        if not in_snapshot:
-            if self._changes.batches and any(type(r) is tuple for r in records):
-                self.settle()   # topic or partition records follow the pending changes
-            if h.base_offset < self._skip_before or (self.until_offset is not None
-                                                    and h.last_offset > self.until_offset):
-                # the batch is cut: every record needs its own offset
-                records = [rec for r in records for rec in (
-                    map(self._materialize, deferred_refs(r)) if type(r) is tuple else (r,))]
-        # a snapshot's records are stamped with its last offset and time; only a
-        # control record (SnapshotHeader) can change them inside a batch
-        stamp = self._snapshot if in_snapshot and not batch.is_control else None
-        if stamp is not None and stamp[0] is None:
-            stamp = None
-        if stamp is not None and batch.file_no >= 0:
+        if self._changes.batches and any(type(r) is tuple for r in records):
+            self.settle()   # topic or partition records follow the pending changes
+        if h.base_offset < self._skip_before or (self.until_offset is not None
+                                                and h.last_offset > self.until_offset):
+            # the batch is cut: every record needs its own offset
+            records = [rec for r in records for rec in (
+                map(self._materialize, deferred.refs(r)) if type(r) is tuple else (r,))]
+        return records
+
+    def _stamp(self, batch) -> "tuple | None":
+        """The ``(offset, time)`` a snapshot's records are stamped with (its
+        last offset and time); only a control record (SnapshotHeader) can
+        change them inside a batch."""
+        stamp = self._snapshot
+        if batch.is_control or stamp[0] is None:
+            return None
+        if batch.file_no >= 0:
             self._stamps[batch.file_no] = stamp
-        last = None
-        # the fast path's counts, added once per batch, and the topic it last created
-        # or filed under, not looked up again for its partitions (with TopicState
-        # built from positional arguments: -23% engine time per snapshot topic)
+        return stamp
+
+    def _apply_entries(self, h, records: list, stamp: "tuple | None", in_snapshot: bool) -> bool:
+        """Apply a batch's records: deferred entries (:mod:`..loader.deferred`)
+        outside a transaction as _apply_TopicRecord, _apply_PartitionRecord and
+        _apply_PartitionChangeRecord would, anything else through the general
+        path. The counts are added once per batch, and the topic last created
+        or filed under is not looked up again for its partitions (-23% engine
+        time per snapshot topic)."""
         new_topics = new_partitions = 0
         last_raw = last_topic = None
+        topics = self.image.topics
+        self._batch_last = None
         for rec in records:
-            if type(rec) is tuple:
-                # Deferred topic and partition records (a run of a topic's partitions,
-                # or one) outside a transaction are applied here, as _apply_TopicRecord,
-                # _apply_PartitionRecord and _apply_PartitionChangeRecord would;
-                # anything else, the records themselves through the general path.
-                n = len(rec)
-                if n == 3:   # a run of configs, ACLs, ... (loader/fast/kept_runs.py)
-                    if in_snapshot:   # read when they are first looked at, counted now
-                        self.image.kept_runs.setdefault(rec[1], []).append(rec)
-                        self.image.kept_checked.discard(rec[1])
-                        self._count(METADATA[rec[1]].name, rec[2])
-                        continue
-                    pending = [self._materialize(ref) for ref in self.store.run_refs(rec[0], rec[2])]
-                elif self._txn is None:
-                    if n == 5:   # a run
-                        raw = rec[4]
-                        t = last_topic if raw == last_raw else self.image.topics.get(UUID_TEXT[raw])
-                        if rec[1] == 3 and t is not None:
-                            t.add_run(rec)
-                            new_partitions += len(rec[3])
-                            last_raw, last_topic = raw, t
-                            continue
-                        # record by record; one the fast path does not take names a
-                        # topic or partition that does not exist, which the general
-                        # path only reports, so it may come after the others
-                        file_one, materialize = self._file_one, self._materialize
-                        pending = [materialize(one[0]) for one in deferred_records(rec)
-                                   if t is None or not file_one(one, t)]
-                    elif n >= 7:   # a TopicRecord, and maybe the run of its partitions
-                        t = self._new_topic(rec, stamp)
-                        if t is not None:
-                            new_topics += 1
-                            if n == 8:   # its run, kept by _new_topic
-                                new_partitions += len(rec[7][3])
-                            last_raw, last_topic = rec[3], t
-                            continue
-                        # the topic exists: its record (reported) and its partitions'
-                        pending = [self._materialize(ref) for ref in deferred_refs(rec)]
-                    else:   # one partition record
-                        raw = rec[3]
-                        t = last_topic if raw == last_raw else self.image.topics.get(UUID_TEXT[raw])
-                        if t is not None and self._file_one(rec, t):
-                            last_raw, last_topic = raw, t
-                            continue
-                        pending = (self._materialize(rec[0]),)
-                else:
-                    pending = [self._materialize(ref) for ref in deferred_refs(rec)]
-                last_raw = None   # the general path may create or remove topics
-            else:
+            if type(rec) is not tuple:
                 pending = (rec,)
-                last_raw = None
-            for rec in pending:
-                if in_snapshot:
-                    if stamp is not None:
-                        rec.offset = stamp[0]
-                        if stamp[1]:
-                            rec.timestamp = stamp[1]
-                    elif self._snapshot[0] is not None:
-                        rec.offset, rec.timestamp = self._snapshot[0], self._snapshot[1] or rec.timestamp
-                else:
-                    if rec.offset < self._skip_before:
-                        # covered by the snapshot; but a snapshot holds no leader, so the
-                        # log's quorum control records still tell who leads
-                        if rec.kind == CONTROL:
-                            self._apply_control(rec, h)
+            else:
+                kind = len(rec)
+                if kind == KEPT_RUN:
+                    pending = self._kept_run(rec, in_snapshot)
+                    if pending is None:
                         continue
-                    if self.until_offset is not None and rec.offset > self.until_offset:
-                        # stopped inside the batch: the image is as of the last record applied
-                        self.reached_limit = True
-                        self._count_fast(new_topics, new_partitions)
-                        if last is not None:
-                            self.image.last_offset = max(self.image.last_offset, last.offset)
-                            self.image.last_time = max(self.image.last_time, last.timestamp)
-                        return False
-                last = rec
-                self.apply(rec, h)
+                elif self._txn is not None:
+                    pending = [self._materialize(ref) for ref in deferred.refs(rec)]
+                elif kind == TOPIC_WITH_RUN or kind == TOPIC:
+                    t = self._new_topic(rec, stamp)
+                    if t is not None:
+                        new_topics += 1
+                        if kind == TOPIC_WITH_RUN:   # its run, kept by _new_topic
+                            new_partitions += len(rec[TOPIC_RUN][RUN_PARTITION_IDS])
+                        last_raw, last_topic = rec[TOPIC_RAW_ID], t
+                        continue
+                    # the topic exists: its record (reported) and its partitions'
+                    pending = [self._materialize(ref) for ref in deferred.refs(rec)]
+                elif kind == PARTITION_RUN or kind == PARTITION:
+                    raw = rec[RAW_TOPIC_ID]
+                    t = last_topic if raw == last_raw else topics.get(UUID_TEXT[raw])
+                    if t is not None and kind == PARTITION_RUN and rec[API_KEY] == 3:
+                        t.add_run(rec)   # filed when the topic's partitions are looked at
+                        new_partitions += len(rec[RUN_PARTITION_IDS])
+                        pending = None
+                    else:
+                        pending = self._file_partitions(rec, t)
+                    if not pending:
+                        last_raw, last_topic = raw, t
+                        continue
+                else:
+                    raise deferred.unknown(rec)
+            last_raw = None   # the general path may create or remove topics
+            if not self._apply_records(h, pending, stamp, in_snapshot):
+                self._count_fast(new_topics, new_partitions)
+                return False
         self._count_fast(new_topics, new_partitions)
         if not in_snapshot and records:
             self.image.last_offset = max(self.image.last_offset, h.last_offset)
             self.image.last_time = max(self.image.last_time, h.max_timestamp)
+        return True
+
+    def _kept_run(self, rec: deferred.KeptRun, in_snapshot: bool) -> "list | None":
+        """A run of a snapshot's records ``ls`` does not need: kept unread in
+        the image, counted now (None); outside a snapshot, its records."""
+        api, n = rec[API_KEY], rec[KEPT_COUNT]
+        if in_snapshot:   # read when they are first looked at (loader/fast/kept_runs.py)
+            self.image.kept_runs.setdefault(api, []).append(rec)
+            self.image.kept_checked.discard(api)
+            self._count(METADATA[api].name, n)
+            return None
+        return [self._materialize(ref) for ref in self.store.run_refs(rec[REF], n)]
+
+    def _file_partitions(self, rec: "deferred.Partition | deferred.PartitionRun",
+                         t: TopicState | None) -> list:
+        """File a deferred partition record, or a run of them record by record,
+        under topic ``t``; the records that could not be (no such topic or
+        partition, which the general path reports, so they may come after the
+        others)."""
+        file_one, materialize = self._file_one, self._materialize
+        return [materialize(one[REF]) for one in deferred.records(rec)
+                if t is None or not file_one(one, t)]
+
+    def _apply_records(self, h, recs, stamp: "tuple | None", in_snapshot: bool) -> bool:
+        """Apply records through the general path: a snapshot's stamped with
+        its offset and time, a log's from the snapshot's end up to the
+        time-travel limit (False once past it)."""
+        for rec in recs:
+            if in_snapshot:
+                if stamp is not None:
+                    rec.offset = stamp[0]
+                    if stamp[1]:
+                        rec.timestamp = stamp[1]
+                elif self._snapshot[0] is not None:
+                    rec.offset, rec.timestamp = self._snapshot[0], self._snapshot[1] or rec.timestamp
+            else:
+                if rec.offset < self._skip_before:
+                    # covered by the snapshot; but a snapshot holds no leader, so the
+                    # log's quorum control records still tell who leads
+                    if rec.kind == CONTROL:
+                        self._apply_control(rec, h)
+                    continue
+                if self.until_offset is not None and rec.offset > self.until_offset:
+                    # stopped inside the batch: the image is as of the last record applied
+                    self.reached_limit = True
+                    last = self._batch_last
+                    if last is not None:
+                        self.image.last_offset = max(self.image.last_offset, last.offset)
+                        self.image.last_time = max(self.image.last_time, last.timestamp)
+                    return False
+            self._batch_last = rec
+            self.apply(rec, h)
         return True
 
     def _apply_noops(self, h, run: NoOpRun) -> bool:
@@ -295,8 +334,8 @@ class ReplayEngine:
         if type(entries) is ChangeBatch:
             entries = entries.entries()
         for entry in entries:
-            for one in deferred_records(entry):
-                rec = self.store.record(one[0])
+            for one in deferred.records(entry):
+                rec = self.store.record(one[REF])
                 if rec.offset > self.until_offset:
                     break
                 kept.append(one)
@@ -334,30 +373,31 @@ class ReplayEngine:
         for entry in entries:
             if entry is None:
                 continue
-            if topic is None and entry[-1] != last_raw:
-                last_raw = entry[-1]
+            if topic is None and entry[RAW_TOPIC_ID] != last_raw:
+                last_raw = entry[RAW_TOPIC_ID]
                 t = topics.get(UUID_TEXT[last_raw])
-            for one in (deferred_records(entry) if len(entry) == 5 else (entry,)):
+            for one in deferred.records(entry):
                 if t is None or not file_one(one, t):
                     # no such partition: reported (in its turn, not after the others)
-                    self._dispatch(self._materialize(one[0]), settle=False)
+                    self._dispatch(self._materialize(one[REF]), settle=False)
 
     def _new_topic(self, rec: tuple, stamp) -> TopicState | None:
-        """Create a topic from a TopicRecord read on the fast path ``(ref, 2,
-        name, raw topic id, offset, timestamp, topic id[, run entry])`` as
+        """Create a topic from a TopicRecord read on the fast path (a
+        ``deferred.TOPIC`` or ``TOPIC_WITH_RUN`` entry) as
         _apply_TopicRecord would, if its id is new (None, nothing done,
         otherwise), with the run of its partitions that came with it. It
         keeps the ref as its history. Not counted here (the caller counts a
         batch's at once)."""
         if self.on_change is not None:
             return None
-        ref, name, offset, ts, tid = rec[0], rec[2], rec[4], rec[5], rec[6]
+        ref, name, offset, ts, tid = (rec[REF], rec[TOPIC_NAME], rec[TOPIC_OFFSET],
+                                      rec[TOPIC_TIMESTAMP], rec[TOPIC_ID])
         image = self.image
         # as the general path stamps a snapshot's records: all its topics share
         # one change (-5% memory per topic)
         change = (offset, ts) if stamp is None else stamp if stamp[1] else (stamp[0], ts)
         t = TopicState(name, tid, change, None, self._fold, self._resolve, self._changes,
-                       rec[7] if len(rec) == 8 else None, ref)
+                       deferred.topic_run(rec), ref)
         if image.topics.setdefault(tid, t) is not t:
             return None   # not new
         image.topic_names[name] = tid
@@ -374,10 +414,10 @@ class ReplayEngine:
             self._count("PartitionRecord", partitions)
 
     def _file_one(self, rec: tuple, t: TopicState) -> bool:
-        """File one deferred partition record ``(ref, apiKey, partitionId, raw
-        topic id)`` under its topic ``t`` (for a change, a known partition);
-        False (nothing filed) otherwise."""
-        ref, api, pid, _ = rec
+        """File one deferred partition record (``deferred.PARTITION``) under
+        its topic ``t`` (for a change, a known partition); False (nothing
+        filed) otherwise."""
+        ref, api, pid = rec[REF], rec[API_KEY], rec[PARTITION_ID]
         partitions = t.partition_records
         cur = partitions.get(pid)
         if cur is None:
@@ -406,7 +446,8 @@ class ReplayEngine:
         with no_cyclic_gc():
             for a in list(kept) if api is None else [api]:
                 name = METADATA[a].name
-                for ref, _, n in kept.pop(a):
+                for run in kept.pop(a):
+                    ref, n = run[REF], run[KEPT_COUNT]
                     if a == 4 and self.on_change is None:
                         self._apply_configs(ref, n)
                         continue
@@ -421,7 +462,8 @@ class ReplayEngine:
         with three overrides per topic); they are applied where they do not."""
         image = self.image
         runs = image.kept_runs.get(4)
-        found = [] if runs is None else [self.store.config_values(ref, n, name.encode()) for ref, _, n in runs]
+        found = [] if runs is None else [self.store.config_values(run[REF], run[KEPT_COUNT], name.encode())
+                                         for run in runs]
         if None in found:
             found = []
         configs = image._configs if found else image.configs   # none kept, or applied now
@@ -445,7 +487,8 @@ class ReplayEngine:
         reported and taken back."""
         image, data, run_refs = self.image, self.store.data, self.store.run_refs
         for api in [a for a in image.kept_runs if a not in image.kept_checked]:
-            for ref, _, n in image.kept_runs[api]:
+            for run in image.kept_runs[api]:
+                ref, n = run[REF], run[KEPT_COUNT]
                 if api == 18 and self.store.acls_decode(ref, n):   # ACLs: 4 -> 1 us each
                     continue
                 got = [data(one, api) for one in run_refs(ref, n)]
@@ -510,7 +553,8 @@ class ReplayEngine:
         if runs is None:
             return None
         if len(runs) == 1:   # most topics: one run, ids 0 to n - 1 (-13% `summary` on a snapshot)
-            ref, _, shape, pids, raw = runs[0]
+            run = runs[0]
+            ref, shape, pids, raw = run[REF], run[RUN_SHAPE], run[RUN_PARTITION_IDS], run[RAW_TOPIC_ID]
             n = len(pids)
             counts = self.store.run_counts(ref, shape, n)
             if counts is None:
@@ -525,10 +569,10 @@ class ReplayEngine:
         pids = tuple(chain.from_iterable(map(_PIDS, runs)))
         n = len(pids)
         if pids == (_RANGES.get(n) or _range(n)):   # ids 0 to n - 1 in order, as a controller writes them
-            return out, runs[0][4], True
+            return out, runs[0][RAW_TOPIC_ID], True
         if len(set(pids)) != n:   # a partition twice: fold it
             return None
-        return out, runs[0][4], min(pids) == 0 and max(pids) == n - 1
+        return out, runs[0][RAW_TOPIC_ID], min(pids) == 0 and max(pids) == n - 1
 
     def pending_effects(self) -> "ChangeEffects | None":
         """What the pending partition changes do (replay/pending.py), read
@@ -585,7 +629,8 @@ class ReplayEngine:
         log dir)."""
         counts, seen = [], set()
         change_counts = self.store.change_counts
-        for ref, _, shape, pids, _ in topic.filed_runs or ():
+        for entry in topic.filed_runs or ():
+            ref, shape, pids = entry[REF], entry[RUN_SHAPE], entry[RUN_PARTITION_IDS]
             run = self.store.run_counts(ref, shape, len(pids))
             if run is None:
                 continue
@@ -929,7 +974,8 @@ class ReplayEngine:
         read per record: -8% time for a full walk, ``find /``)."""
         from_runs = {}
         stamps = self._stamps
-        for ref, _, shape, pids, _ in runs or ():
+        for entry in runs or ():
+            ref, shape, pids = entry[REF], entry[RUN_SHAPE], entry[RUN_PARTITION_IDS]
             got = self.store.run_data(ref, shape, len(pids))
             if got is None:
                 continue

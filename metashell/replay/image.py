@@ -20,6 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..loader import deferred
+from ..loader.deferred import RUN_PARTITION_IDS
+
 Change = tuple  # (offset, timestamp ms)
 
 
@@ -129,7 +132,7 @@ class TopicState:
 
     def add_run(self, entry: tuple) -> None:
         """Keep a deferred run of this topic's PartitionRecords, the reader's
-        entry ``(first ref, 3, run shape, partition ids, raw topic id)``, to
+        ``deferred.PARTITION_RUN`` entry, to
         file later, in order."""
         if self._runs is None:
             self._runs = [entry]
@@ -158,8 +161,8 @@ class TopicState:
         partitions = self._partitions
         if partitions is None:
             partitions = self._partitions = {}
-        for ref, _, shape, pids, _ in runs:
-            refs = range(ref, ref + len(pids) * shape.size, shape.size)
+        for entry in runs:
+            pids, refs = entry[RUN_PARTITION_IDS], deferred.refs(entry)
             new = dict(zip(pids, refs))
             if len(new) == len(pids) and partitions.keys().isdisjoint(new):
                 partitions.update(new)   # the usual case: new partitions, one C call

@@ -31,7 +31,8 @@ from typing import Callable
 from ..kraft.batch import HEADER_SIZE
 from ..loader.fast.change_batches import ChangeBatch
 from ..loader.fast.change_effects import ChangeEffects, of_fields
-from ..loader.reader import deferred_records
+from ..loader import deferred
+from ..loader.deferred import PARTITION_ID, RAW_TOPIC_ID, REF
 
 # bytes searched per pending change before the rest are filed at once
 SEARCH_BYTES_PER_CHANGE = 4096
@@ -96,7 +97,7 @@ class PendingChanges:
             if type(entries) is ChangeBatch:   # read now
                 entries = batches[n] = entries.entries()
             for j, entry in enumerate(entries):
-                if entry is not None and entry[-1] == raw:
+                if entry is not None and entry[RAW_TOPIC_ID] == raw:
                     taken.append(entry)
                     entries[j] = None
         return taken
@@ -104,7 +105,7 @@ class PendingChanges:
     def count(self) -> int:
         """How many changes are pending."""
         return sum(len(b) if type(b) is ChangeBatch else
-                   sum(len(e[3]) if len(e) == 5 else 1 for e in b if e is not None)
+                   sum(deferred.count(e) for e in b if e is not None)
                    for b in self.batches)
 
     def effects(self, record_of: Callable) -> ChangeEffects | None:
@@ -127,7 +128,8 @@ class PendingChanges:
             for entry in b:
                 if entry is None:
                     continue
-                for ref, _, pid, raw in deferred_records(entry):
+                for one in deferred.records(entry):
+                    ref, pid, raw = one[REF], one[PARTITION_ID], one[RAW_TOPIC_ID]
                     decoded += 1
                     if decoded > MAX_DECODED_EFFECTS:
                         return None

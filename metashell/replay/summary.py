@@ -16,6 +16,7 @@ from operator import getitem, itemgetter, lt
 from ..gcpause import no_cyclic_gc
 from ..kraft import enums
 from ..kraft.primitives import uuid_from_str
+from ..loader.deferred import RUN_PARTITION_IDS
 from ..timefmt import iso_time
 from .registration import started
 
@@ -192,7 +193,7 @@ def _row_with_exceptions(entries: list, runs: list, raw: bytes, min_isr: int,
             continue
         led = None if alike else _counting(replicas, isr, min_isr)
         offline = _counting(replicas, isr, min_isr, False)
-        for pid, leader in zip(entry[3], leaders):
+        for pid, leader in zip(entry[RUN_PARTITION_IDS], leaders):
             if leader < 0 or not alike:
                 exceptions[pid.to_bytes(4, "big") + raw] = led if leader >= 0 else offline
     return _counting(*most, min_isr), _bound(sum(weights.values()))

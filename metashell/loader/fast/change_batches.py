@@ -28,6 +28,7 @@ from typing import Callable
 from ...kraft.batch import HEADER_SIZE
 from .change_effects import EFFECT, agrees, skeleton
 from ...kraft.records import DECODE_ERRORS
+from ..deferred import partition
 from .partition_runs import framing_widths, varint_pattern
 
 _IDS = struct.Struct(">i16s").unpack_from   # int32 partitionId, uuid topicId
@@ -147,15 +148,15 @@ class ChangeBatch:
         return self.header.count
 
     def entries(self) -> list:
-        """The deferred change entries ``(ref, 5, partitionId, raw topic
-        id)``, as the per-record path makes them, found by :data:`EFFECT`
+        """The deferred change entries (``deferred.PARTITION``), as the per-record path makes them, found by :data:`EFFECT`
         (it reads each record of a batch of learned shapes exactly): one C
         step per record and one unpack of its ids, -60% of the per-record
         path's time (a first look in the bench's log dir: 8.4 -> 6.9 ms)."""
         h = self.header
         start = h.position + HEADER_SIZE
         buf, base = self.buf, self.ref_base - start
-        found = [(base + m.start(), 5, *_IDS(buf, m.start(1))) for m in EFFECT.finditer(buf, start, h.end)]
+        found = [partition(base + m.start(), 5, *_IDS(buf, m.start(1)))
+                 for m in EFFECT.finditer(buf, start, h.end)]
         return found if len(found) == h.count else self.read(h, self.ref_base)   # changed: as read
 
     def effects(self) -> "list | None":
