@@ -199,34 +199,43 @@ def shape_path(shape: str, partitions: int) -> tuple[Path, dict]:
     said about it (``records``, and ``until`` for the log dir)."""
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     stem = f"shape-g{GENERATOR_VERSION}-{shape}-{partitions}p"
-    path = OUT_DIR / (stem + ("" if shape.startswith("logdir") else ".log" if shape == "create-topics"
-                              else ".checkpoint"))
+    path = OUT_DIR / (stem + shape_suffix(shape))
     about = OUT_DIR / (stem + ".json")
     if not about.exists():
         print(f"generating {path.name} ...", file=sys.stderr, flush=True)
         with Timer() as t:
-            if shape.startswith("logdir"):
-                if path.exists():
-                    import shutil
-                    shutil.rmtree(path)
-                info = _logdir(path, partitions, mixed=shape == "logdir-mixed")
-            elif shape == "create-topics":
-                info = _create_topics(path, partitions)
-            elif shape == "snap-mixed":
-                info = _snapshot(path, partitions, 2, None, MAX_BATCH_BYTES, mixed=True)
-            elif shape == "snap-configs":
-                info = _snapshot(path, partitions, 2, None, MAX_BATCH_BYTES, overrides=3)
-            elif shape == "snap-acls":
-                info = _snapshot(path, partitions, 2, None, MAX_BATCH_BYTES, acls=2)
-            else:
-                version = int(shape[-1])
-                small = shape.startswith("snap-small")
-                info = _snapshot(path, partitions, version, 1000 if small else None,
-                                 None if small else MAX_BATCH_BYTES)
+            if path.is_dir():
+                import shutil
+                shutil.rmtree(path)
+            info = generate(shape, path, partitions)
         print(f"  {info['records']:,} records, {human_bytes(_size(path))} in {t.seconds:.0f} s",
               file=sys.stderr, flush=True)
         about.write_text(json.dumps(info))
     return path, json.loads(about.read_text())
+
+
+def shape_suffix(shape: str) -> str:
+    """How the name of a file of ``shape`` ends (a log dir: no suffix)."""
+    return "" if shape.startswith("logdir") else ".log" if shape == "create-topics" else ".checkpoint"
+
+
+def generate(shape: str, path: Path, partitions: int) -> dict:
+    """Write ``shape`` at ``path`` (ending as :func:`shape_suffix` says);
+    what the generator says about it (``records``, ``until`` for a log dir).
+    The tests generate small ones too."""
+    if shape.startswith("logdir"):
+        return _logdir(path, partitions, mixed=shape == "logdir-mixed")
+    if shape == "create-topics":
+        return _create_topics(path, partitions)
+    if shape == "snap-mixed":
+        return _snapshot(path, partitions, 2, None, MAX_BATCH_BYTES, mixed=True)
+    if shape == "snap-configs":
+        return _snapshot(path, partitions, 2, None, MAX_BATCH_BYTES, overrides=3)
+    if shape == "snap-acls":
+        return _snapshot(path, partitions, 2, None, MAX_BATCH_BYTES, acls=2)
+    small = shape.startswith("snap-small")
+    return _snapshot(path, partitions, int(shape[-1]), 1000 if small else None,
+                     None if small else MAX_BATCH_BYTES)
 
 
 def _size(path: Path) -> int:

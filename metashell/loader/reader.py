@@ -31,7 +31,9 @@ from .fast.noop_runs import NoOpRun
 from .fast.noop_runs import match as noop_run
 from ..kraft.primitives import INT16, URLSAFE, UUID_TEXT, b2a_base64, read_varint, uuid_text
 from ..kraft.records import CONTROL, DECODE_ERRORS, METADATA, RESOLVED, Record, fill_metadata
-from .fast.partition_runs import OFFSET_DELTAS, TIMESTAMP_DELTAS, PartitionRun, TopicRun, run_after, topic_run_after
+from . import fast
+from .fast.partition_runs import (OFFSET_DELTAS, PARTITION_LAST_VERSION, TIMESTAMP_DELTAS, TOPIC_LAST_VERSION,
+                                  PartitionRun, TopicRun, run_after, topic_run_after)
 from .fast.partition_runs import key as topic_key
 
 
@@ -120,6 +122,10 @@ class FileReader:
     million objects; ``batch_positions`` lists where each batch starts, for
     the store.
 
+    With ``METASHELL_FAST_PATH=0`` in the environment (:func:`.fast.enabled`)
+    nothing is deferred and no shortcut is taken: every record is a
+    :class:`Record` read through the general path.
+
     ``buf``: read these bytes instead of mapping ``path`` (records fetched
     from a live quorum); ``path`` then only names them in messages.
     """
@@ -131,6 +137,7 @@ class FileReader:
         self.skip_damage = skip_damage
         self.lazy = lazy
         self.defer = defer
+        self.fast = fast.enabled()   # METASHELL_FAST_PATH=0: every record through the general path
         self.buf = _map(self.path) if buf is None else buf
         self.summary = FileSummary(str(self.path), len(self.buf))
         self.batch_positions = array("q")
@@ -151,7 +158,7 @@ class FileReader:
                                skip=self.skip_damage)
         try:
             file_no = -1 if self.defer is None else self.defer
-            buf, deferring = self.buf, self.defer is not None
+            buf, deferring = self.buf, self.defer is not None and self.fast
             view = memoryview(buf) if deferring else None
             for header in scanner:
                 # a controller's heartbeats, consecutive one-NoOp batches, as one batch
@@ -269,7 +276,8 @@ class FileReader:
             lazy = self.lazy
         out = []
         payload = pos if start is None else start
-        deferring = ref_base is not None and not control
+        deferring = ref_base is not None and not control and self.fast
+        runs_on = deferring or (not lazy and self.fast)   # a topic's next partitions as one run
         resolved, partition_key = RESOLVED, _PARTITION_KEY
         total = h.count if count is None else count
         runs = self._runs
@@ -358,7 +366,8 @@ class FileReader:
                 hit = resolved.get((fv, api, version))
                 if hit is not None:
                     spec, decoder = hit
-                    partition = (api == 3 or api == 5) and fv == 1 and vlen >= 23
+                    partition = ((api == 3 or api == 5) and fv == 1 and vlen >= 23
+                                 and version <= PARTITION_LAST_VERSION[api])
                     if deferring and partition:
                         # this record and the topic's next partitions, alike, as one
                         # entry (only if the next record opens with the same length
@@ -398,7 +407,7 @@ class FileReader:
                         if api == 5:   # its shape, for batches of changes to leave unread
                             self._changes.learn(buf, at, vstart, rend, decoder)
                         continue
-                    if deferring and api in KEPT and fv == 1 and self._keeps:
+                    if deferring and api in KEPT and fv == 1 and self._keeps and version <= KEPT[api]:
                         # a snapshot's ConfigRecord (ACL, ...) and those of its kind right
                         # after it, one entry: read when they are looked at (.kept_runs: `ls`
                         # on a snapshot with three config overrides per topic 0.51x -> 0.18x
@@ -407,7 +416,7 @@ class FileReader:
                         out.append(deferred.kept_run(ref_base + at - payload, api, n + 1))
                         i += n
                         continue
-                    if deferring and api == 2 and fv == 1 and version == 0:
+                    if deferring and api == 2 and fv == 1 and version <= TOPIC_LAST_VERSION:
                         # A TopicRecord: its name (a compact string of one-byte length)
                         # and id, and nothing else, as its decoder reads them, kept as
                         # a ref with them, not a Record (-9% instructions per record
@@ -488,7 +497,7 @@ class FileReader:
                             rec.frame = 0
                             self._saw_frame0 = True
                         out.append(rec)
-                        if i < total and (deferring or not lazy):
+                        if i < total and runs_on:
                             if partition:   # a topic's next partitions, alike
                                 take = None
                                 if buf[pos] == buf[at]:

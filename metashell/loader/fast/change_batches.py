@@ -29,7 +29,11 @@ from ...kraft.batch import HEADER_SIZE
 from .change_effects import EFFECT, agrees, skeleton
 from ...kraft.records import DECODE_ERRORS
 from ..deferred import partition
+from .change_effects import VERSIONS as EFFECT_VERSIONS
 from .partition_runs import framing_widths, varint_pattern
+
+# a batch is left unread only when EFFECT (change_effects) reads each of its records
+VERSIONS = EFFECT_VERSIONS
 
 _IDS = struct.Struct(">i16s").unpack_from   # int32 partitionId, uuid topicId
 MAX_SHAPES = 64   # alternatives are tried in turn: a few dozen shapes cover a controller's changes

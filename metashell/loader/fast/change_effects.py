@@ -39,7 +39,12 @@ import re
 from itertools import filterfalse
 from operator import itemgetter
 
+from . import Decided
 from .partition_runs import POSSESSIVE
+
+# the layouts above: PartitionChangeRecord v0-v2 (EFFECT matches no other version byte)
+VERSIONS = {"PartitionChangeRecord": Decided(reads=range(0, 3))}
+_VERSION_BYTES = re.escape(bytes(VERSIONS["PartitionChangeRecord"].reads))
 
 # the fields of an effect
 KEY, RAW, ISR, LEADER, REPLICAS, DIRECTORIES = range(6)
@@ -67,7 +72,7 @@ def _array(width: int, most: int, group: bool) -> bytes:
 EFFECT = re.compile(
     _VARINT + rb"." + _VARINT + _VARINT         # length, attributes, timestamp and offset deltas
     + rb"\x01" + _VARINT                        # null key, value length
-    + rb"\x01\x05[\x00-\x02]"                   # frame version, apiKey, version
+    + rb"\x01\x05[" + _VERSION_BYTES + rb"]"     # frame version, apiKey, version (VERSIONS)
     + rb"(.{4}(.{16}))"                         # partitionId, topicId
     + rb"(?:\x00\x00|[\x01-\x09]"               # no tagged fields, no headers; or their count
     + rb"(?:\x00" + _array(4, _MAX_INTS, True) + rb")?" + _ONCE        # 0 Isr

@@ -33,16 +33,30 @@ Anything else ends the run; the record is then read the usual way.
 
 from __future__ import annotations
 
-# the apiKeys kept: ConfigRecord, DelegationTokenRecord, UserScramCredentialRecord,
-# ClientQuotaRecord, AccessControlEntryRecord
-KEPT = frozenset((4, 10, 11, 14, 18))
+from ...kraft.catalog import METADATA
+from . import Decided
+
+# The records kept unread, the versions of each kept (the first record's version is
+# checked by the reader, the others' by kept_run): ConfigRecord (read from its bytes by
+# config_fields and config_values), DelegationTokenRecord, UserScramCredentialRecord,
+# ClientQuotaRecord, AccessControlEntryRecord (read from its bytes by acls_decode).
+VERSIONS = {
+    "ConfigRecord": Decided(reads=range(0, 1)),
+    "DelegationTokenRecord": Decided(reads=range(0, 1)),
+    "UserScramCredentialRecord": Decided(reads=range(0, 1)),
+    "ClientQuotaRecord": Decided(reads=range(0, 1)),
+    "AccessControlEntryRecord": Decided(reads=range(0, 1)),
+}
+# apiKey -> the newest version kept
+KEPT = {api: VERSIONS[spec.name].last for api, spec in METADATA.items() if spec.name in VERSIONS}
 
 
 def kept_run(buf, pos: int, end: int, limit: int, api: int) -> tuple[int, int]:
     """``(n, where they end)`` for the ``n`` (at most ``limit``) records
     from ``buf[pos:]`` (a batch's records end at ``end``) that are records
-    of apiKey ``api`` framed as above."""
+    of apiKey ``api`` framed as above, of a version kept."""
     n = 0
+    last = KEPT[api]
     while n < limit:
         b = buf[pos]
         if b < 0x80:
@@ -73,7 +87,7 @@ def kept_run(buf, pos: int, end: int, limit: int, api: int) -> tuple[int, int]:
             q += 3
         else:
             break
-        if buf[q] != 1 or buf[q + 1] != api or buf[rend - 1]:
+        if buf[q] != 1 or buf[q + 1] != api or buf[q + 2] > last or buf[rend - 1]:
             break
         n += 1
         pos = rend

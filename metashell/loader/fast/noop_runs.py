@@ -23,6 +23,10 @@ from typing import Callable, Iterator
 import crc32c as _crc32c
 
 from ...kraft.batch import CRC_START, HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
+from . import Decided
+
+# the one layout NOOP_RECORD spells out, version byte included
+VERSIONS = {"NoOpRecord": Decided(reads=range(0, 1))}
 
 # The one record of a heartbeat batch, as Kafka writes it (kraft-format.md section 3):
 NOOP_RECORD = bytes((

@@ -27,6 +27,22 @@ import sys
 from typing import Callable
 
 from ...kraft.primitives import read_varint, read_varlong
+from . import Decided
+
+# What a run reads of a partition record's value is its opening, partitionId
+# (int32) then topicId (uuid), in every version so far; a TopicRun reads a
+# TopicRecord v0's name and id. The reader defers (and so runs) no other
+# version: it checks the first record of a shape, whose frame header (version
+# included) the shape's pattern then repeats.
+VERSIONS = {
+    "TopicRecord": Decided(reads=range(0, 1)),
+    "PartitionRecord": Decided(reads=range(0, 3)),
+    "PartitionChangeRecord": Decided(reads=range(0, 3)),
+}
+TOPIC_LAST_VERSION = VERSIONS["TopicRecord"].last
+# the newest version deferred, by apiKey (3: PartitionRecord, 5: PartitionChangeRecord)
+PARTITION_LAST_VERSION = (-1, -1, -1, VERSIONS["PartitionRecord"].last,
+                          -1, VERSIONS["PartitionChangeRecord"].last)
 
 MIN_RUN = 2   # fewer records are not worth the two calls
 # Repetitions that never give back what they took (possessive, Python 3.11+): a

@@ -26,11 +26,23 @@ from __future__ import annotations
 
 import struct
 
+from . import Decided
+
+# the layouts above (run_counts), and PartitionChangeRecord's of change_effects (change_counts)
+VERSIONS = {
+    "PartitionRecord": Decided(reads=range(0, 3)),
+    "PartitionChangeRecord": Decided(reads=range(0, 3)),
+}
+_RECORD_LAST = VERSIONS["PartitionRecord"].last
+_CHANGE_LAST = VERSIONS["PartitionChangeRecord"].last
+
 def run_counts(buf, pos: int, shape, n: int) -> "tuple[int, int, tuple] | None":
     """``(replicas, isr, leaders)`` of the ``n`` PartitionRecords of the run
     ``shape`` at ``buf[pos:]`` (their replica and ISR counts, the same for
     all, and each one's leader), or None when they do not all share the
-    first one's simple layout."""
+    first one's simple layout, or are of a version not read here."""
+    if shape.version > _RECORD_LAST:
+        return None
     # a topic's runs mostly have the layout of the last topic's of the same shape:
     # checked on every record, it needs no reading of the first (-40% for `summary`)
     if shape.counts_layout is not None:
@@ -120,7 +132,7 @@ def change_counts(buf, p: int, end: int, isr: int, leader: int) -> "tuple[int, i
     recovery state and the replicas being added or removed, each field
     well formed (then it merges exactly so: a change of replicas or
     directories, or an ELR, is folded)."""
-    if buf[p] != 1 or buf[p + 1] != 5 or buf[p + 2] > 2:
+    if buf[p] != 1 or buf[p + 1] != 5 or buf[p + 2] > _CHANGE_LAST:
         return None
     p += 23                                  # frame header, partitionId, topicId
     n = buf[p]                               # tagged fields: a uvarint count
