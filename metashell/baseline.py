@@ -17,17 +17,22 @@ message.
 
 from __future__ import annotations
 
+from typing import Callable
+
+from .loader.reader import snapshot_timestamp
 from .replay.image import Image
 from .replay.rewind import rewind
-from .session import Session, open_session, snapshot_timestamp
 
 
-def open_baseline(session: Session, *, from_offset: int | None = None,
+def open_baseline(session, open_session: Callable, *, from_offset: int | None = None,
                   from_time: int | None = None, against=None,
                   rewinding: bool = True) -> tuple[Image, list[str]]:
-    """The image to compare ``session``'s with, and the warnings its loading
-    gave (the rewound image gives none). ``rewinding=False`` always replays
-    again (to check the rewound image against)."""
+    """The image to compare ``session``'s (a :class:`~metashell.session.ImageSession`)
+    with, and the warnings its loading gave (the rewound image gives none).
+    ``open_session`` loads a source (:func:`metashell.session.open_session`,
+    passed in by the session: this module is imported by it).
+    ``rewinding=False`` always replays again (to check the rewound image
+    against)."""
     if against is not None:
         return _settled(open_session(against))
     if rewinding:
@@ -37,7 +42,7 @@ def open_baseline(session: Session, *, from_offset: int | None = None,
     return _settled(open_session(session.source, until_offset=from_offset, until_time=from_time))
 
 
-def _settled(other: Session) -> tuple[Image, list[str]]:
+def _settled(other) -> tuple[Image, list[str]]:
     """``other``'s image and warnings, its pending partition changes filed
     first (replay/pending.py): the problems they have are its loading's."""
     loaded = len(other.engine.problems)
@@ -45,7 +50,7 @@ def _settled(other: Session) -> tuple[Image, list[str]]:
     return other.image, other.warnings + other.new_problems(loaded)
 
 
-def _rewound(session: Session, offset: int | None, time: int | None) -> Image | None:
+def _rewound(session, offset: int | None, time: int | None) -> Image | None:
     """The image at ``offset`` or ``time`` rewound from ``session``'s replay,
     or None when it must be replayed again."""
     plan, engine = getattr(session, "plan", None), session.engine

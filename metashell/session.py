@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import __version__
+from .baseline import open_baseline
 from .errors import CorruptDataError, InputError, MetashellError
 from .fs import paths
 from .fs.entities import entity_records
@@ -21,7 +22,7 @@ from .fs.tree import build_root
 from .gcpause import no_cyclic_gc
 from .loader import inputs
 from .loader.append_times import SegmentAppendTimes
-from .loader.reader import FileReader
+from .loader.reader import FileReader, snapshot_timestamp
 from .replay.describe import describe
 from .replay.engine import ReplayEngine
 from .replay.summary import summarize
@@ -63,8 +64,7 @@ class ImageSession:
     def baseline(self, **which):
         """The image ``diff`` compares this one with, and the warnings its
         loading gave: see :func:`metashell.baseline.open_baseline`."""
-        from .baseline import open_baseline   # it opens sessions itself
-        return open_baseline(self, **which)
+        return open_baseline(self, open_session, **which)
 
     def changes(self, path: str) -> list[dict]:
         """The records that created or changed the entity at ``path``."""
@@ -191,20 +191,6 @@ def _plan_for_time(plan, until_time: int, warnings: list[str]):
         if ts is not None and ts <= until_time:
             return plan if cand == plan.snapshot else plan.with_snapshot(cand)
     return plan.with_snapshot(None)
-
-
-def snapshot_timestamp(path: Path) -> int | None:
-    """The append time of the last record a snapshot contains (its header
-    says), or None."""
-    try:
-        for batch in FileReader(path):
-            for rec in batch.records:
-                if rec.name == "SnapshotHeaderRecord" and rec.data is not None:
-                    return rec.data["lastContainedLogTimestamp"]
-            return None
-    except MetashellError:
-        return None
-    return None
 
 
 def _size(p: Path) -> int:

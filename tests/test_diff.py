@@ -405,8 +405,8 @@ def test_the_rewound_image_equals_a_second_replay(tmp_path):
     session = growing_log(tmp_path)
     rewound = 0
     for offset in range(3, session.image.last_offset + 1):
-        fast, _ = open_baseline(session, from_offset=offset)
-        slow, _ = open_baseline(session, from_offset=offset, rewinding=False)
+        fast, _ = open_baseline(session, open_session, from_offset=offset)
+        slow, _ = open_baseline(session, open_session, from_offset=offset, rewinding=False)
         rewound += fast.topics is not slow.topics
         assert changes_of(fast, session.image) == changes_of(slow, session.image), offset
     assert rewound == session.image.last_offset - 2   # every point after the snapshot
@@ -416,8 +416,8 @@ def test_the_image_rewound_to_a_time_equals_a_second_replay(tmp_path):
     session = growing_log(tmp_path)   # batch i of the segment appended at TS0 + 1000 * i
     rewound = 0
     for time in range(TS0 - 1000, TS0 + 20_000, 500):
-        fast, _ = open_baseline(session, from_time=time)
-        slow, _ = open_baseline(session, from_time=time, rewinding=False)
+        fast, _ = open_baseline(session, open_session, from_time=time)
+        slow, _ = open_baseline(session, open_session, from_time=time, rewinding=False)
         rewound += fast.topics is not slow.topics
         assert changes_of(fast, session.image) == changes_of(slow, session.image), time
     assert rewound >= 30

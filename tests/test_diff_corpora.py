@@ -209,14 +209,14 @@ def test_the_rewound_image_equals_a_second_replay(source):
                     | {s.end_offset - 1 for s in session.plan.snapshot_candidates})
     rewound = 0
     for offset in (p for p in points if first <= p <= last):
-        fast, _ = open_baseline(session, from_offset=offset)
-        slow, _ = open_baseline(session, from_offset=offset, rewinding=False)
+        fast, _ = open_baseline(session, open_session, from_offset=offset)
+        slow, _ = open_baseline(session, open_session, from_offset=offset, rewinding=False)
         rewound += fast.topics is not slow.topics
         assert _changes(fast, session.image) == _changes(slow, session.image), offset
     assert rewound
     times = sorted({b.header.max_timestamp for path in [*session.plan.files]
                     for b in read_file(path) if not path.name.endswith(".checkpoint")})
     for time in {times[0] - 1, *times[::max(1, len(times) // 12)], times[-1]}:
-        fast, _ = open_baseline(session, from_time=time)
-        slow, _ = open_baseline(session, from_time=time, rewinding=False)
+        fast, _ = open_baseline(session, open_session, from_time=time)
+        slow, _ = open_baseline(session, open_session, from_time=time, rewinding=False)
         assert _changes(fast, session.image) == _changes(slow, session.image), time

@@ -1,4 +1,5 @@
-"""The shell's commands, registered in one place, and the line dispatcher.
+"""The shell's commands (each registered where it is defined, see
+:mod:`.registry`) and the line dispatcher.
 
 ``run_line(ctx, line)`` is what the REPL, script mode and one-shot mode all
 call: the line is split like a shell would (``shlex``: quotes and
@@ -8,54 +9,21 @@ backslashes), the first word picks the command, the rest are its arguments.
 
 from __future__ import annotations
 
-import difflib
+import importlib
+import pkgutil
 import shlex
 from contextlib import nullcontext
 
 from metashell.commands.base import USAGE, Command
-from metashell.commands.cat import Cat
-from metashell.commands.cd import Cd
-from metashell.commands.changes import Changes
 from metashell.commands.context import Context
-from metashell.commands.diff import Diff
-from metashell.commands.exit import Exit
-from metashell.commands.find import Find
-from metashell.commands.help import Help
-from metashell.commands.history import History
-from metashell.commands.ls import Ls
-from metashell.commands.man import Man
-from metashell.commands.pwd import Pwd
-from metashell.commands.summary import Summary
-from metashell.commands.tree import Tree
-from metashell.commands.watch import Watch
+from metashell.commands.registry import COMMANDS, command_names, unknown_command_message
+
+# every module of this package is imported once, so each command registers itself
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = ["COMMANDS", "Command", "Context", "command_names", "complete_line",
            "run_line", "run_words", "split_partial", "unknown_command_message"]
-
-#: name -> command, alphabetical (the order of help and of error messages)
-COMMANDS: dict[str, Command] = {
-    c.name: c for c in sorted(
-        (Cat(), Cd(), Changes(), Diff(), Exit(), Find(), Help(), History(), Ls(), Man(), Pwd(),
-         Summary(), Tree(), Watch()),
-        key=lambda c: c.name)
-}
-
-
-def command_names() -> list[str]:
-    return list(COMMANDS)
-
-
-def unknown_command_message(name: str) -> str:
-    """``unknown command 'blah' (choose from cat, cd, ...)``, plus a
-    did-you-mean for a prefix or a close typo."""
-    names = command_names()
-    message = f"unknown command '{name}' (choose from {', '.join(names)})"
-    guesses = [n for n in names if name and n.startswith(name)]
-    if not guesses:
-        guesses = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
-    if guesses:
-        message += "; did you mean " + " or ".join(f"'{g}'" for g in guesses) + "?"
-    return message
 
 
 def run_words(ctx: Context, words: list[str]) -> int:

@@ -6,6 +6,7 @@ import argparse
 import os
 
 from metashell.commands.base import USAGE, Command
+from metashell.commands.registry import register
 from metashell.commands.context import WARNING_PREFIX
 from metashell.errors import MetashellError
 from metashell.fs import paths
@@ -30,6 +31,7 @@ def _time(text: str) -> int:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+@register
 class Diff(Command):
     name = "diff"
     description = "Show what changed between this image and an earlier point or another source."

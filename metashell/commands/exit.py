@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from metashell.commands.base import OK, Command
+from metashell.commands.registry import register
 
 
+@register
 class Exit(Command):
     name = "exit"
     description = "Exit the metadata shell."

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from metashell.commands.base import (FAILED, NOT_FOUND, OK, Command, basename, expand,
                                      path_candidates, shown)
+from metashell.commands.registry import register
 from metashell.fs import glob
 from metashell.fs.walk import walk
 from metashell.render import json_text
@@ -20,6 +21,7 @@ def _name_filter(pattern: str):
     return name_ok
 
 
+@register
 class Find(Command):
     name = "find"
     description = "Search for nodes in the directory hierarchy."

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from metashell import __version__
 from metashell.commands.base import FAILED, OK, Command
+from metashell.commands.registry import COMMANDS, command_names, register, unknown_command_message
 from metashell.render import json_text
 
 
+@register
 class Help(Command):
     name = "help"
     description = "Display this help message."
@@ -19,13 +21,11 @@ class Help(Command):
                             help="show this command's manual instead")
 
     def complete(self, ctx, words):
-        from metashell.commands import command_names
         if len(words) == 1:
             return [n for n in command_names() if n.startswith(words[0])]
         return []
 
     def run(self, ctx, args) -> int:
-        from metashell.commands import COMMANDS, unknown_command_message
         if args.command is not None:
             command = COMMANDS.get(args.command)
             if command is None:

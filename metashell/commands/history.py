@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from metashell.commands.base import OK, Command
+from metashell.commands.registry import register
 from metashell.render import json_text
 
 
+@register
 class History(Command):
     name = "history"
     description = "Print command history."

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from metashell.commands.base import (FAILED, NOT_FOUND, OK, Command, basename, expand,
                                      has_glob, shown)
+from metashell.commands.registry import register
 from metashell.render import (column_lines, iso_time, json_text, style, table_lines,
                               value_text)
 
@@ -35,6 +36,7 @@ def _children(node):
             yield name, child
 
 
+@register
 class Ls(Command):
     name = "ls"
     description = "List metadata nodes."

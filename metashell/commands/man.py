@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from metashell.commands.base import FAILED, OK, Command
+from metashell.commands.registry import COMMANDS, command_names, register
 
 
+@register
 class Man(Command):
     name = "man"
     description = "Show the help text for a specific command."
@@ -14,13 +16,11 @@ class Man(Command):
         parser.add_argument("command", metavar="COMMAND", help="the command to describe")
 
     def complete(self, ctx, words):
-        from metashell.commands import command_names
         if len(words) == 1:
             return [n for n in command_names() if n.startswith(words[0])]
         return []
 
     def run(self, ctx, args) -> int:
-        from metashell.commands import COMMANDS
         command = COMMANDS.get(args.command)
         if command is None:
             ctx.error(f"man: unknown command '{args.command}'. "

@@ -7,11 +7,13 @@ import json
 import queue
 
 from metashell.commands.base import OK, Command
+from metashell.commands.registry import register
 from metashell.fs import glob, paths
 
 POLL = 0.2   # seconds between checks for Ctrl-C while no change comes
 
 
+@register
 class Watch(Command):
     name = "watch"
     description = "Print each committed change under PATH as it is applied (live quorum, -C)."

@@ -17,7 +17,7 @@ from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import CorruptDataError, InputError, RecordDecodeError
+from ..errors import CorruptDataError, InputError, MetashellError, RecordDecodeError
 from . import deferred
 from ..kraft import catalog
 from ..kraft.batch import ATTR_CODEC, ATTR_CONTROL, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, BatchScanner
@@ -694,6 +694,20 @@ def _map(path: Path):
         raise InputError(path, "is a directory, expected a metadata file") from None
     except OSError as e:
         raise InputError(path, e.strerror or str(e)) from None
+
+
+def snapshot_timestamp(path: Path) -> int | None:
+    """The append time of the last record a snapshot contains (its header
+    says), or None."""
+    try:
+        for batch in FileReader(path):
+            for rec in batch.records:
+                if rec.name == "SnapshotHeaderRecord" and rec.data is not None:
+                    return rec.data["lastContainedLogTimestamp"]
+            return None
+    except MetashellError:
+        return None
+    return None
 
 
 def read_file(path, **options):
