@@ -5,8 +5,7 @@ of ``--topics`` x ``--partitions`` (default 100,000 x 10: about 1.1 M
 records), cached under ``bench/out/``, then measures, each in a fresh
 interpreter so that peak memory figures are separate:
 
-(a) ``index``   the indexing pass, :func:`metashell.loader.index.index_file`;
-(b) ``decode``  full decoding: :func:`metashell.loader.reader.read_file` and
+``decode``  full decoding: :func:`metashell.loader.reader.read_file` and
                 ``record.data`` of every record, nothing retained;
     ``lazy``    (extra) the same with ``lazy=True``: framing only, no ``.data``.
 
@@ -18,7 +17,7 @@ all rounds.
 
     python bench/decode.py                      # the full run
     python bench/decode.py --topics 2000        # quicker
-    python bench/decode.py --profile index      # cProfile one measurement
+    python bench/decode.py --profile decode     # cProfile one measurement
 """
 
 from __future__ import annotations
@@ -30,14 +29,8 @@ from pathlib import Path
 from _util import (Timer, best_of_fresh, big_snapshot, human_bytes, peak_rss_bytes, print_table,
                    report_child)
 
-TARGETS = {"index": 1_000_000, "decode": 300_000}   # records/s on the reference 2-core machine
+TARGETS = {"decode": 300_000}   # records/s on the reference 2-core machine
 MEMORY_TARGET = 2.0                                 # peak RSS <= 2 x file size
-
-
-def measure_index(path: Path) -> int:
-    from metashell.loader.index import index_file
-    idx = index_file(path)
-    return len(idx)
 
 
 def measure_decode(path: Path) -> int:
@@ -58,13 +51,12 @@ def measure_lazy(path: Path) -> int:
     return n
 
 
-MEASURES = {"index": measure_index, "decode": measure_decode, "lazy": measure_lazy}
+MEASURES = {"decode": measure_decode, "lazy": measure_lazy}
 
 
 def child(what: str, path: Path, repeat: int) -> None:
     """Run one measurement in this (fresh) process and print it as JSON."""
     import metashell.loader.reader  # noqa: F401  (imports and catalog set-up are not timed)
-    import metashell.loader.index  # noqa: F401
     fn = MEASURES[what]
     best = None
     for _ in range(repeat):
@@ -108,7 +100,7 @@ def main(argv=None) -> int:
     print(f"file: {path} ({human_bytes(size)})", flush=True)
     rows = []
     ok = True
-    for what in args.only or ["index", "decode", "lazy"]:
+    for what in args.only or ["decode", "lazy"]:
         r = best_of_fresh(__file__, ["--child", what, str(path), "--repeat", str(args.repeat)],
                           args.rounds)
         rate = r["records"] / r["seconds"]
@@ -122,7 +114,7 @@ def main(argv=None) -> int:
     print()
     print_table(["pass", "records", "seconds", "slowest", "records/s", "target/s", "peak RSS",
                  "RSS/file", "met"], rows)
-    print(f"\ntargets: index >= {TARGETS['index']:,}/s, decode >= {TARGETS['decode']:,}/s, "
+    print(f"\ntargets: decode >= {TARGETS['decode']:,}/s, "
           f"peak RSS <= {MEMORY_TARGET:g} x file size")
     return 0 if ok else 1
 

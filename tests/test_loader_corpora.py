@@ -25,7 +25,6 @@ from pathlib import Path
 import pytest
 
 from metashell.kraft import catalog
-from metashell.loader.index import index_file
 from metashell.loader.reader import read_file
 from metashell.kraft.writer import encode_batch
 
@@ -175,17 +174,3 @@ def test_lazy_reading_matches_eager(rel):
     assert [r.data for r in lazy] == [r.data for r in eager]
     assert [(r.offset, r.name, r.kind, r.error) for r in lazy] == \
         [(r.offset, r.name, r.kind, r.error) for r in eager]
-
-
-@pytest.mark.parametrize("rel", FILES)
-def test_index_agrees_with_reader(rel):
-    path = CORPORA / rel
-    recs = _records(path)
-    idx = index_file(path)
-    assert idx.summary.end_reason == "end"
-    assert len(idx) == len(recs)
-    assert list(idx.offsets) == [r.offset for r in recs]
-    assert list(idx.types) == [r.api_key for r in recs]
-    assert not idx.unknown       # the prerelease records are of a known type: only their body is odd
-    if rel != PRERELEASE:
-        assert dict(idx.counts()) == dict(Counter(r.name for r in recs))

@@ -1,7 +1,6 @@
 """Runs of partition records (loader/fast/partition_runs.py) in the reader: records taken
 as a run are exactly the records the per-record path reads. The lazy reader
-never takes runs, so it is the reference here (the index's runs are tested
-in test_index.py)."""
+never takes runs, so it is the reference here."""
 
 from __future__ import annotations
 
@@ -306,3 +305,24 @@ def test_partitions_written_after_every_topic_are_runs(tmp_path, monkeypatch):
     assert compare_file(p) == len(parts)
     a, b = deferred(p), eager(p)
     assert (shown(a), problems(a)) == (shown(b), problems(b))
+
+
+def test_changes_right_after_a_topic_record_stay_changes(tmp_path):
+    """After a TopicRecord the reader tries the last run's shape on what
+    follows; when that shape is a run of PartitionChangeRecords (the topic's
+    changes come next), they are an entry of changes of their own, never
+    the topic's partitions."""
+    change = [record("PartitionChangeRecord", partitionId=p, topicId=tid(t), leader=2)
+              for t in (0, 1) for p in (0, 1)]
+    outs = ([record("TopicRecord", name="t0", topicId=tid(0)), partition(0, 0), partition(0, 1)]
+            + change[:2] + [record("TopicRecord", name="t1", topicId=tid(1))] + change[2:])
+    w = LogWriter(0, 3, TS)
+    w.records(outs, per_batch=len(outs))
+    p = tmp_path / "00000000000000000000.log"
+    p.write_bytes(w.getvalue())
+    entries = [e for b in RecordStore().open(p) for e in b.records]
+    assert [(kind(e), e[API_KEY]) for e in entries] == [
+        (TOPIC, 2), (PARTITION_RUN, 3), (PARTITION_RUN, 5), (TOPIC, 2), (PARTITION_RUN, 5)]
+    a, b = deferred(p), eager(p)
+    assert (shown(a), problems(a)) == (shown(b), problems(b))
+    assert len(problems(a)) == 2   # t1 has no partitions 0 and 1 to change

@@ -20,7 +20,6 @@ from metashell.errors import CorruptDataError, InputError
 from metashell.kraft import catalog
 from metashell.kraft.batch import ATTR_CONTROL, crc32c
 from metashell.kraft.compression import GZIP, LZ4, SNAPPY, ZSTD
-from metashell.loader.index import index_file
 from metashell.loader.reader import read_file, read_records
 from test_loader_support import fix_crcs
 from metashell.kraft.writer import (
@@ -172,9 +171,6 @@ def test_unknown_api_key_and_version_are_undecodable_records(tmp_path):
     assert recs[-1].data == {"name": "t", "topicId": TOPIC}
     # undecodable records keep their bytes: re-encoding is exact
     assert b"".join(encode_batch(b) for b in read_file(path)) == path.read_bytes()
-    idx = index_file(path)
-    assert sorted(idx.unknown) == [1, 2, 3, 4, 5] and idx.types[1] == 29
-    assert [idx.kind(i) for i in range(7)] == [r.kind for r in recs]
 
 
 def test_unknown_control_types_are_undecodable_control_records(tmp_path):
@@ -380,11 +376,6 @@ def read_everything(data: bytes) -> None:
                     r.data
                     r.raw
             assert all(isinstance(p, CorruptDataError) for p in reader.summary.problems)
-        try:
-            index_file(path)
-        except (CorruptDataError, InputError):
-            pass
-        index_file(path, skip_damage=True)
 
 
 def valid_log() -> bytes:
@@ -455,7 +446,6 @@ def test_big_records_with_long_varints(tmp_path):
         recs = records(path, lazy=lazy)
         assert [r.offset for r in recs] == [7, 8, 9, 10, 11, 12]
         assert [r.data["value"] for r in recs if r.name == "ConfigRecord"] == [big, big * 2, big * 2, big]
-        assert list(index_file(path).offsets) == [7, 8, 9, 10, 11, 12]
 
 
 def test_reader_reads_a_buffer_named_by_path(tmp_path):

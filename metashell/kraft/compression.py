@@ -54,6 +54,8 @@ import cramjam
 import lz4.frame
 import zstandard
 
+from .primitives import INT32
+
 __all__ = [
     "NONE", "GZIP", "SNAPPY", "LZ4", "ZSTD", "CODEC_NAMES", "DEFAULT_MAX_SIZE",
     "codec_name", "compress", "decompress",
@@ -69,11 +71,10 @@ _CHUNK = 256 * 1024
 #: Input fed per call where the library copies what it has not consumed.
 _IN_PIECE = 64 * 1024
 
-_INT32 = struct.Struct(">i")
 
 # xerial snappy-java framing (section 4.1)
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
-XERIAL_HEADER = XERIAL_MAGIC + _INT32.pack(1) + _INT32.pack(1)
+XERIAL_HEADER = XERIAL_MAGIC + INT32.pack(1) + INT32.pack(1)
 XERIAL_BLOCK_SIZE = 32 * 1024  # snappy-java's default block size, used by Kafka
 
 # LZ4 frame (section 4.2)
@@ -171,7 +172,7 @@ def compress(codec: int, data) -> bytes:
         out = bytearray(XERIAL_HEADER)
         for i in range(0, len(data), XERIAL_BLOCK_SIZE):
             block = bytes(cramjam.snappy.compress_raw(data[i:i + XERIAL_BLOCK_SIZE]))
-            out += _INT32.pack(len(block))
+            out += INT32.pack(len(block))
             out += block
         return bytes(out)
     if codec == LZ4:
@@ -246,7 +247,7 @@ def _unsnappy(view, budget: _Budget) -> None:
             continue
         if n - pos < 4:
             raise ValueError(f"snappy: truncated chunk length at byte {pos}")
-        (length,) = _INT32.unpack_from(view, pos)
+        (length,) = INT32.unpack_from(view, pos)
         if length < 0:
             raise ValueError(f"snappy: negative chunk length {length} at byte {pos}")
         start = pos + 4

@@ -12,7 +12,6 @@ from __future__ import annotations
 import gc
 import mmap
 import os
-import struct
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +29,7 @@ from .fast.noop_runs import BATCH_SIZE as NOOP_BATCH_SIZE
 from .fast.noop_runs import NoOpRun
 from .fast.noop_runs import match as noop_run
 from ..kraft.primitives import INT16, URLSAFE, UUID_TEXT, b2a_base64, read_varint, uuid_text
-from ..kraft.records import CONTROL, DECODE_ERRORS, METADATA, RESOLVED, Record, fill_metadata
+from ..kraft.records import CONTROL, DECODE_ERRORS, METADATA, PARTITION_KEY, RESOLVED, Record, fill_metadata
 from . import fast
 from .fast.partition_runs import (OFFSET_DELTAS, PARTITION_LAST_VERSION, TIMESTAMP_DELTAS, TOPIC_LAST_VERSION,
                                   PartitionRun, TopicRun, run_after, topic_run_after)
@@ -278,7 +277,7 @@ class FileReader:
         payload = pos if start is None else start
         deferring = ref_base is not None and not control and self.fast
         runs_on = deferring or (not lazy and self.fast)   # a topic's next partitions as one run
-        resolved, partition_key = RESOLVED, _PARTITION_KEY
+        resolved, partition_key = RESOLVED, PARTITION_KEY
         total = h.count if count is None else count
         runs = self._runs
         last = None   # the last run's (shape, spec, decoder)
@@ -315,7 +314,7 @@ class FileReader:
                     if m is not None:
                         n = min((m.end() - pos) // run.size, total - i)
                         out.append(deferred.partition_run(
-                            ref_base + pos - payload, 3, run,
+                            ref_base + pos - payload, run.api, run,
                             (run.pid_structs.get(n) or run.pid_unpacker(n))(buf, pos), m.group(1)))
                         pos += n * run.size
                         i += n
@@ -445,11 +444,11 @@ class FileReader:
                                             unpack = run.pid_structs.get(n) or run.pid_unpacker(n)
                                             rid = m.group(1)
                                             entry = deferred.partition_run(
-                                                ref_base + pos - payload, 3, run, unpack(buf, pos),
+                                                ref_base + pos - payload, run.api, run, unpack(buf, pos),
                                                 raw if rid == raw else rid)
                                             pos += n * run.size
                                             i += n
-                                            if rid == raw:   # the topic and its run as one entry
+                                            if rid == raw and run.api == 3:   # the topic and its run as one entry
                                                 out.append(deferred.topic(ref_base + at - payload, name, raw,
                                                                           base + offset_delta, ts, tid, entry))
                                                 # the next topics alike, at the loop's top
@@ -650,7 +649,6 @@ class FileReader:
         rec.make_undecodable(reason)
 
 
-_PARTITION_KEY = struct.Struct(">i16s").unpack_from   # int32 partitionId, uuid topicId
 # topics of one shape read record by record before its TopicRun is made: a
 # shape few topics have costs no compile (-34% reader instructions on the
 # bench's mixed snapshot at 100,000 partitions, the same time at 1 M)

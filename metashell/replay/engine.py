@@ -29,7 +29,6 @@ not call it: a live session reads fetched batches without deferral.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 from itertools import chain
 from operator import itemgetter
@@ -46,7 +45,7 @@ from ..loader.deferred import (API_KEY, KEPT_COUNT, KEPT_RUN, PARTITION, PARTITI
                                RAW_TOPIC_ID, REF, RUN_PARTITION_IDS, RUN_SHAPE, TOPIC, TOPIC_ID,
                                TOPIC_NAME, TOPIC_OFFSET, TOPIC_RAW_ID, TOPIC_RUN, TOPIC_TIMESTAMP,
                                TOPIC_WITH_RUN)
-from ..kraft.records import CONTROL, UNDECODABLE, Record
+from ..kraft.records import CONTROL, PARTITION_KEY, UNDECODABLE, Record
 from ..loader.store import RecordStore, ref_file
 from .image import (BrokerState, ControllerState, Entity, Image, PartitionState,
                     TopicState)
@@ -64,7 +63,6 @@ TRANSACTION_RECORDS = frozenset(("BeginTransactionRecord", "EndTransactionRecord
 PARTITION_RECORDS = frozenset(("TopicRecord", "PartitionRecord", "PartitionChangeRecord",
                                "RemoveTopicRecord", "ClearElrRecord"))
 # the start of a PartitionRecord / PartitionChangeRecord body: int32 partitionId, uuid topicId
-_PARTITION_KEY = struct.Struct(">i16s").unpack_from
 _PIDS = itemgetter(RUN_PARTITION_IDS)   # of a run entry: its partition ids
 
 
@@ -907,7 +905,7 @@ class ReplayEngine:
         if buf is not None:
             b = rec._body
             if rec._end - b >= 20:
-                pid, raw = _PARTITION_KEY(buf, b)
+                pid, raw = PARTITION_KEY(buf, b)
                 return UUID_TEXT[raw], pid
         d = rec.data
         if d is None:

@@ -22,12 +22,11 @@ before, and teaches its shapes.
 from __future__ import annotations
 
 import re
-import struct
 from typing import Callable
 
 from ...kraft.batch import HEADER_SIZE
 from .change_effects import EFFECT, agrees, skeleton
-from ...kraft.records import DECODE_ERRORS
+from ...kraft.records import DECODE_ERRORS, PARTITION_KEY
 from ..deferred import partition
 from .change_effects import VERSIONS as EFFECT_VERSIONS
 from .partition_runs import framing_widths, varint_pattern
@@ -35,7 +34,6 @@ from .partition_runs import framing_widths, varint_pattern
 # a batch is left unread only when EFFECT (change_effects) reads each of its records
 VERSIONS = EFFECT_VERSIONS
 
-_IDS = struct.Struct(">i16s").unpack_from   # int32 partitionId, uuid topicId
 MAX_SHAPES = 64   # alternatives are tried in turn: a few dozen shapes cover a controller's changes
 MAX_COMPILED = 256   # batch patterns compiled per reader, one per record count, before one pattern
                      # of any count and a second pass counting them serve the rest
@@ -159,7 +157,7 @@ class ChangeBatch:
         h = self.header
         start = h.position + HEADER_SIZE
         buf, base = self.buf, self.ref_base - start
-        found = [partition(base + m.start(), 5, *_IDS(buf, m.start(1)))
+        found = [partition(base + m.start(), 5, *PARTITION_KEY(buf, m.start(1)))
                  for m in EFFECT.finditer(buf, start, h.end)]
         return found if len(found) == h.count else self.read(h, self.ref_base)   # changed: as read
 
