@@ -1267,7 +1267,11 @@ def _range(n: int) -> tuple:
 
 def merge_change(s: PartitionState, d: dict) -> str | None:
     """Merge a PartitionChangeRecord (PartitionRegistration.merge); returns why
-    Kafka would reject it instead (nothing is changed then)."""
+    Kafka would reject it instead (nothing is changed then). The one
+    definition of what a change does: the shortcuts that read a change's
+    effect from its bytes (``loader/fast/change_effects.EFFECT``,
+    ``loader/fast/summary_counts.change_counts``) are checked against it on
+    every catalog version (tests/test_partition_change_definition.py)."""
     replicas = s.replicas if d["replicas"] is None else d["replicas"]
     dirs = d.get("directories")
     directories = _default_to_migrating(s.directories if dirs is None else dirs, len(replicas))
