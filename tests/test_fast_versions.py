@@ -101,3 +101,31 @@ def test_kept_runs_keep_no_version_they_do_not_read(tmp_path, monkeypatch):
     monkeypatch.setattr(reader_module, "KEPT", kept_runs.KEPT)
     assert not any(len(e) == 3 for e in _entries(path))
     assert _view(path) == fast_view
+
+
+def test_unknown_tagged_fields_of_partitions_appear_in_the_tree(tmp_path):
+    """A tagged field the catalog does not know (a newer Kafka's) is shown
+    under ``_unknownTaggedFields`` in the partition's data, its last value
+    per tag, through the fast path and the general one alike."""
+    from fast_path_support import assert_fast_path_agrees, fast_path
+    from metashell.kraft.schema import UNKNOWN_TAGS
+    from test_replay_support import Log, change
+
+    records = cluster_snapshot_records(topics=2, partitions=3, version=2)
+    records[4].data[UNKNOWN_TAGS] = [(90, b"\x01\x02")]   # t0's partition 0
+    snap = write_snapshot(tmp_path / "__cluster_metadata-0", 100, records)
+    log = Log(base_offset=100)
+    odd = change(uid(0), 1, leader=2)
+    odd.data[UNKNOWN_TAGS] = [(91, b"\x07"), (92, b"")]
+    log.add(odd)
+    log.write(tmp_path / "__cluster_metadata-0")
+    assert snap.exists()
+    for on in (True, False):
+        with fast_path(on):
+            s = open_session(tmp_path)
+            data = {p: s.root.child("topics").child("t0").child(p).child("data").value()
+                    for p in ("0", "1", "2")}
+        assert data["0"][UNKNOWN_TAGS] == [[90, b"\x01\x02"]]
+        assert data["1"][UNKNOWN_TAGS] == [[91, b"\x07"], [92, b""]]
+        assert UNKNOWN_TAGS not in data["2"]
+    assert_fast_path_agrees(tmp_path)

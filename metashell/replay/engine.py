@@ -46,6 +46,7 @@ from ..loader.deferred import (API_KEY, KEPT_COUNT, KEPT_RUN, PARTITION, PARTITI
                                TOPIC_NAME, TOPIC_OFFSET, TOPIC_RAW_ID, TOPIC_RUN, TOPIC_TIMESTAMP,
                                TOPIC_WITH_RUN)
 from ..kraft.records import CONTROL, PARTITION_KEY, UNDECODABLE, Record
+from ..kraft.schema import UNKNOWN_TAGS
 from ..loader.store import RecordStore, ref_file
 from .image import (BrokerState, ControllerState, Entity, Image, PartitionState,
                     TopicState)
@@ -1247,12 +1248,16 @@ def partition_from_record(d: dict, rec: Record) -> PartitionState:
 def partition_state(d: dict, change: tuple) -> PartitionState:
     """A partition's state from a PartitionRecord's fields, changed at ``change``."""
     replicas = d["replicas"]
-    return PartitionState(   # positional, in field order: -6% time for a full walk (find /)
+    state = PartitionState(   # positional, in field order: -6% time for a full walk (find /)
         d["partitionId"], d["topicId"], replicas, d["isr"],
         d["removingReplicas"] or [], d["addingReplicas"] or [],
         d["leader"], d.get("leaderRecoveryState", 0), d["leaderEpoch"], d["partitionEpoch"],
         _default_to_migrating(d.get("directories"), len(replicas)),
         d.get("eligibleLeaderReplicas") or [], d.get("lastKnownElr") or [], change)
+    unknown = d.get(UNKNOWN_TAGS)
+    if unknown:
+        state.unknown_tags = [[tag, raw] for tag, raw in sorted(unknown)]
+    return state
 
 
 _RANGES: dict[int, tuple] = {}   # n -> (0, ..., n - 1): a run's partition ids, mostly
@@ -1295,6 +1300,10 @@ def merge_change(s: PartitionState, d: dict) -> str | None:
         s.elr = d["eligibleLeaderReplicas"]
     if d.get("lastKnownElr") is not None:
         s.last_known_elr = d["lastKnownElr"]
+    unknown = d.get(UNKNOWN_TAGS)
+    if unknown:   # the last value of each tag the catalog does not know
+        merged = {**dict(s.unknown_tags or ()), **dict(unknown)}
+        s.unknown_tags = [[tag, merged[tag]] for tag in sorted(merged)]
     s.partition_epoch += 1
     return None
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..kraft.schema import UNKNOWN_TAGS
 from ..loader import deferred
 from ..loader.deferred import RUN_PARTITION_IDS
 
@@ -63,9 +64,11 @@ class PartitionState:
     elr: list
     last_known_elr: list
     change: Change
+    # tagged fields of its records the catalog does not know: [[tag, raw bytes]], by tag
+    unknown_tags: list | None = None
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "partitionId": self.partition_id,
             "topicId": self.topic_id,
             "replicas": self.replicas,
@@ -80,6 +83,9 @@ class PartitionState:
             "eligibleLeaderReplicas": self.elr,
             "lastKnownElr": self.last_known_elr,
         }
+        if self.unknown_tags:   # shown, not dropped: a newer Kafka's field this catalog lacks
+            out[UNKNOWN_TAGS] = self.unknown_tags
+        return out
 
 
 class TopicState:
