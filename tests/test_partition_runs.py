@@ -171,7 +171,7 @@ def test_deferred_reading_takes_a_topics_partitions_as_one_entry(tmp_path):
     p.write_bytes(w.getvalue())
     entries = [e for b in RecordStore().open(p) for e in b.records]
     # the first topic record by record; the next ones, framed as it was, each in one
-    # match with its partitions (runs.TopicRun), as one entry
+    # match with its partitions (partition_runs.TopicRun), as one entry
     assert [kind(e) for e in entries] == [TOPIC, PARTITION_RUN, TOPIC_WITH_RUN, TOPIC_WITH_RUN]
     pairs = [(entries[0], entries[1])] + [(e, topic_run(e)) for e in entries[2:]]
     for t, (topic, run) in enumerate(pairs):
@@ -182,7 +182,7 @@ def test_deferred_reading_takes_a_topics_partitions_as_one_entry(tmp_path):
         assert topic[TOPIC_OFFSET] == 8 * t and run[REF] - topic[REF] == len(f"t{t}") + 28   # record size
 
 
-# -- a TopicRecord and its partitions in one match (runs.TopicRun) --------------------------
+# -- a TopicRecord and its partitions in one match (partition_runs.TopicRun) --------------------------
 
 def topic_outs(plan: list, filler: int) -> list[Out]:
     """``filler`` ConfigRecords (so that the topics' offset deltas take one,

@@ -144,12 +144,12 @@ class FileReader:
         self._runs: dict = {}   # run shapes of partition records (loader/fast/partition_runs.py)
         self._by_length: dict = {}   # the last (shape, spec, decoder) of PartitionRecords by first byte
         self._topic_shapes: dict = {}   # TopicRuns by their shape (loader/fast/partition_runs.py)
-        self._topic_runs: dict = {}     # TopicRuns by runs.key: the last of each
-        self._topic_seen: dict = {}     # runs.key -> topics read record by record
-        self._name_ats: tuple = ()      # runs.key's name_at of TopicRuns (a few)
+        self._topic_runs: dict = {}     # TopicRuns by partition_runs.key: the last of each
+        self._topic_seen: dict = {}     # partition_runs.key -> topics read record by record
+        self._name_ats: tuple = ()      # partition_runs.key's name_at of TopicRuns (a few)
         self._name_at_by_width = [0, 0]  # the last one matched, per record length width (1, 2+)
-        self._changes = ChangeShapes()  # shapes of the change records deferred (.change_batches)
-        # a snapshot's configs, quotas, ACLs, SCRAM users and tokens are deferred in runs (.kept_runs)
+        self._changes = ChangeShapes()  # shapes of the change records deferred (.fast.change_batches)
+        # a snapshot's configs, quotas, ACLs, SCRAM users and tokens are deferred in runs (.fast.kept_runs)
         self._keeps = self.path.suffix == ".checkpoint"
 
     def __iter__(self):
@@ -161,7 +161,7 @@ class FileReader:
             view = memoryview(buf) if deferring else None
             for header in scanner:
                 # a controller's heartbeats, consecutive one-NoOp batches, as one batch
-                # (.noop_runs): -20% for `ls` on the log dir (3.25 s -> 2.60 s)
+                # (.fast.noop_runs): -20% for `ls` on the log dir (3.25 s -> 2.60 s)
                 if deferring and header.length == NOOP_BATCH_LENGTH and header.count == 1:
                     found = noop_run(buf, view, header.position, scanner.stop, self.verify_crc)
                     if found is not None:
@@ -172,7 +172,7 @@ class FileReader:
                                     file_no)
                         continue
                 # a batch of nothing but partition changes, checked, not read
-                # (.change_batches): -60% reader time on the log dir's segment, `ls` 1.30 s -> 0.79 s
+                # (.fast.change_batches): -60% reader time on the log dir's segment, `ls` 1.30 s -> 0.79 s
                 if (deferring and not header.attributes & (ATTR_CODEC | ATTR_CONTROL)
                         and self._changes.match(buf, header.position + HEADER_SIZE, header.end,
                                                 header.count)):
@@ -246,7 +246,7 @@ class FileReader:
                 gc.enable()
 
     def _batch_of(self, h: BatchHeader) -> Batch:
-        """One batch of a :class:`~.noop_runs.NoOpRun`, read again (its
+        """One batch of a :class:`~.fast.noop_runs.NoOpRun`, read again (its
         position is already listed)."""
         return Batch(h, self._parse(h, self.buf, h.position + HEADER_SIZE, h.end),
                      -1 if self.defer is None else self.defer)
@@ -290,7 +290,7 @@ class FileReader:
             m = None
             if name_ats:
                 # a TopicRecord and its partitions framed as a topic's before them,
-                # in one match (runs.TopicRun), found by runs.key (inline) where the
+                # in one match (partition_runs.TopicRun), found by partition_runs.key (inline) where the
                 # name's length was in the last one whose length varint was as wide
                 # (names of many lengths: -5% reader time on the mixed snapshot), or
                 # else where another's was

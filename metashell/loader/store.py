@@ -152,7 +152,7 @@ class RecordStore:
 
     def run_refs(self, ref: int, n: int) -> list[int]:
         """The refs of a snapshot's run of ``n`` records kept unread whose
-        first is ``ref`` (:mod:`.kept_runs`)."""
+        first is ``ref`` (:mod:`.fast.kept_runs`)."""
         batch, pos, base = self._at(ref)
         return [base + start for start in record_starts(batch[1], pos, n)]
 
@@ -160,19 +160,19 @@ class RecordStore:
         """For the run of ``n`` ConfigRecords whose first is ``ref``: ``(ref
         base, batch header, append time)`` (a record's ref is the base plus
         its start; the append time None unless the batch has one) and
-        :func:`~.kept_runs.config_fields` of each."""
+        :func:`~.fast.kept_runs.config_fields` of each."""
         (h, buf, _, _, append_ts), pos, base = self._at(ref)
         return base, h, append_ts, config_fields(buf, pos, n)
 
     def config_values(self, ref: int, n: int, name: bytes) -> "dict | None":
-        """:func:`~.kept_runs.config_values` of the run of ``n`` ConfigRecords
+        """:func:`~.fast.kept_runs.config_values` of the run of ``n`` ConfigRecords
         whose first is ``ref``."""
         batch, pos, _ = self._at(ref)
         return config_values(batch[1], pos, n, name)
 
     def acls_decode(self, ref: int, n: int) -> bool:
         """Whether each of the run of ``n`` AccessControlEntryRecords whose
-        first is ``ref`` is known to decode (:func:`~.kept_runs.acls_decode`)."""
+        first is ``ref`` is known to decode (:func:`~.fast.kept_runs.acls_decode`)."""
         batch, pos, _ = self._at(ref)
         return acls_decode(batch[1], pos, n)
 

@@ -437,7 +437,7 @@ class ReplayEngine:
 
     def _settle_kept(self, api: int | None) -> None:
         """Read and apply the runs of records of apiKey ``api`` (None: all) a
-        snapshot's batches left unread (:mod:`..loader.kept_runs`), in order:
+        snapshot's batches left unread (:mod:`..loader.fast.kept_runs`), in order:
         that part of the image is being looked at, or changed by what
         follows. They were counted as applied when kept (see
         :meth:`_check_kept`): one that fails is taken back."""

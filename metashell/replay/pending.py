@@ -109,7 +109,7 @@ class PendingChanges:
                    for b in self.batches)
 
     def effects(self, record_of: Callable) -> ChangeEffects | None:
-        """What the pending changes do, in log order (:mod:`..loader.change_effects`):
+        """What the pending changes do, in log order (:mod:`..loader.fast.change_effects`):
         a batch left unread by one match, the entries of one read already
         decoded one by one (``record_of(ref)``: the store's); None if there
         are too many of those, or one does not decode."""

@@ -2,7 +2,7 @@
 
 ``summary`` needs of each partition only how many replicas and in-sync
 replicas it has and whether it has a leader. A snapshot's partitions come in
-runs (:mod:`.runs`: framed alike, one topic, one size); their values are
+runs (:mod:`.partition_runs`: framed alike, one topic, one size); their values are
 (kraft-format.md, PartitionRecord v0-v2)::
 
     frame, apiKey, version          3 bytes
