@@ -17,32 +17,58 @@ message.
 
 from __future__ import annotations
 
+from .findings import Findings
 from .replay.image import Image
 from .replay.rewind import rewind
 from .session import Session, open_session, snapshot_timestamp
+from .travel import Limit, Point, check_not_before, past_end
+
+#: how diff's options name an earlier point of the same source in messages
+FROM_OPTIONS = ("--from-offset", "--from-time")
 
 
 def open_baseline(session: Session, *, from_offset: int | None = None,
                   from_time: int | None = None, against=None,
-                  rewinding: bool = True) -> tuple[Image, list[str]]:
-    """The image to compare ``session``'s with, and the warnings its loading
-    gave (the rewound image gives none). ``rewinding=False`` always replays
-    again (to check the rewound image against)."""
+                  rewinding: bool = True) -> tuple[Image, Findings]:
+    """The image to compare ``session``'s with, and what its loading had to
+    say (the rewound image: only a point past the end of the data).
+    ``rewinding=False`` always replays again (to check the rewound image
+    against)."""
     if against is not None:
         return _settled(open_session(against))
+    check_not_before(session.source, Limit(from_offset, from_time, *FROM_OPTIONS))
     if rewinding:
         image = _rewound(session, from_offset, from_time)
         if image is not None:
-            return image, []
-    return _settled(open_session(session.source, until_offset=from_offset, until_time=from_time))
+            return image, _past_end(session, from_offset, from_time)
+    return _settled(open_session(session.source, until_offset=from_offset, until_time=from_time,
+                                 limit_options=FROM_OPTIONS))
 
 
-def _settled(other: Session) -> tuple[Image, list[str]]:
-    """``other``'s image and warnings, its pending partition changes filed
+def _past_end(session: Session, offset: int | None, time: int | None) -> Findings:
+    """A point after everything ``session`` replayed, named by diff's option."""
+    findings = Findings()
+    engine = session.engine
+    limited = engine.until_offset is not None or engine.until_time is not None
+    image = engine.image
+    beyond = past_end(Limit(offset, time, *FROM_OPTIONS), Point(image.last_offset, image.last_time),
+                      read_to_end=not limited)
+    if beyond is not None:
+        findings.problem(beyond)
+    return findings
+
+
+def _settled(other: Session) -> tuple[Image, Findings]:
+    """``other``'s image and remarks, its pending partition changes filed
     first (replay/pending.py): the problems they have are its loading's."""
     loaded = len(other.engine.problems)
     other.engine.settle()
-    return other.image, other.warnings + other.new_problems(loaded)
+    findings = Findings()
+    problems = set(other.load_problems)
+    for line in other.warnings:
+        findings.problem(line) if line in problems else findings.note(line)
+    findings.extend(other.new_problems(loaded), problems=True)
+    return other.image, findings
 
 
 def _rewound(session: Session, offset: int | None, time: int | None) -> Image | None:

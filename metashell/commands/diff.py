@@ -6,7 +6,6 @@ import argparse
 import os
 
 from metashell.commands.base import USAGE, Command
-from metashell.commands.context import WARNING_PREFIX
 from metashell.errors import MetashellError
 from metashell.fs import paths
 from metashell.fs.compare import ADD, MODIFY, REMOVE, compare, subtree_value
@@ -97,7 +96,7 @@ that finds changes makes the run's status 1."""
         # a rewound image has no quorum of its own
         quorum = any(QUORUM not in skip for skip in skips)
         try:
-            old_image, warnings = session.baseline(from_offset=args.from_offset,
+            old_image, findings = session.baseline(from_offset=args.from_offset,
                                                    from_time=args.from_time,
                                                    against=args.against, rewinding=not quorum)
         except MetashellError as e:
@@ -106,8 +105,9 @@ that finds changes makes the run's status 1."""
         except OSError as e:
             ctx.error(f"diff: {e.filename or args.against}: {e.strerror or e}")
             return USAGE
-        for warning in warnings:
-            ctx.error(f"{WARNING_PREFIX}{warning}")
+        problems = set(findings.problems)
+        for line in findings.lines:
+            ctx.warn(line, problem=line in problems)
         try:
             return self._compare(ctx, args, old_image, targets, skips)
         except MetashellError as e:   # a file changed under us while records were read again
