@@ -1,0 +1,264 @@
+"""Damaged, incomplete and out-of-range inputs are never quietly wrong:
+incomplete snapshots (cut at a batch boundary, after the header batch, in
+the middle of a batch) fall back in a directory and warn alone; a snapshot
+past the end of its log is reported; flipped bytes are problems; a torn
+end of the newest segment is only a note; ``--strict`` fails on problems;
+``summary`` lists them; time travel before the data is an error and past it
+a warning. On generated files and on copies of the corpora."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from metashell import cli
+from metashell.errors import MetashellError
+from metashell.loader.writer import snapshot_name
+from metashell.session import open_session
+from test_replay_support import (TS0, Log, broker, change, leaves, partition, topic, uid,
+                                 write_snapshot)
+
+CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+T1, T2 = uid(1), uid(2)
+TOPS = ["brokers", "controllers", "topics", "configs", "features", "producerIds"]
+
+
+def corpus(name: str) -> Path:
+    path = CORPORA / name
+    if not path.exists():
+        pytest.skip(f"corpus {name} not available (expected at {path})")
+    return path
+
+
+def batch_ends(data: bytes) -> list[int]:
+    """Where each batch of a file ends (a snapshot: header, data..., footer)."""
+    ends, pos = [], 0
+    while pos + 12 <= len(data):
+        pos += 12 + struct.unpack_from(">i", data, pos + 8)[0]
+        ends.append(pos)
+    return ends
+
+
+def cut(path: Path, how: str) -> None:
+    """Cut a snapshot the three ways an unfinished one ends."""
+    data = path.read_bytes()
+    ends = batch_ends(data)
+    keep = {"boundary": ends[-2], "header": ends[0], "mid-batch": ends[-2] - 7}[how]
+    path.write_bytes(data[:keep])
+
+
+def flip(path: Path, position: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[position] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def run(*args) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli.make_cli(), list(map(str, args)))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def tree(session) -> dict:
+    return leaves(session.root, TOPS)
+
+
+def generated_dir(tmp_path: Path) -> tuple[Path, Path]:
+    """A log from 0 (offsets 0-5) and snapshots ending at 3 and 6."""
+    part = tmp_path / "__cluster_metadata-0"
+    log = Log()
+    log.add(broker(1, fenced=False))                               # 0
+    log.add(topic("foo", T1), partition(T1, 0))                    # 1, 2
+    log.add(change(T1, 0, leader=2))                               # 3
+    log.add(topic("bar", T2))                                      # 4
+    log.add(change(T1, 0, leader=3))                               # 5
+    seg = log.write(part)
+    write_snapshot(part, 3, [broker(1, fenced=False), topic("foo", T1), partition(T1, 0)],
+                   timestamp=TS0 + 1000)
+    newest = write_snapshot(part, 6, [broker(1, fenced=False), topic("foo", T1),
+                                      partition(T1, 0, leader=3, leaderEpoch=2, partitionEpoch=2),
+                                      topic("bar", T2)], timestamp=TS0 + 4000)
+    return seg, newest
+
+
+# =========================================================================== 1. incomplete snapshots
+
+@pytest.mark.parametrize("how", ["boundary", "header", "mid-batch"])
+def test_a_dir_falls_back_from_an_incomplete_snapshot(tmp_path, how):
+    seg, newest = generated_dir(tmp_path)
+    whole = tree(open_session(seg))
+    cut(newest, how)
+    s = open_session(tmp_path)
+    assert s.plan.snapshot.end_offset == 3               # the older one, then the log
+    assert tree(s) == whole
+    [problem] = s.problems()
+    assert problem.startswith(f"{newest} (byte ")
+    assert "incomplete snapshot: no SnapshotFooterRecord" in problem
+    assert f"falling back to {snapshot_name(3, 1)}" in problem
+    assert {"boundary": "it ends after 2 batches", "header": "it holds only its header batch",
+            "mid-batch": "its last batch is cut"}[how] in problem
+
+
+def test_without_an_older_snapshot_the_log_is_replayed_from_its_start(tmp_path):
+    seg, newest = generated_dir(tmp_path)
+    (newest.parent / snapshot_name(3, 1)).unlink()
+    cut(newest, "boundary")
+    s = open_session(tmp_path)
+    assert s.plan.snapshot is None
+    assert tree(s) == tree(open_session(seg))
+    assert "replaying the log from its start" in s.problems()[0]
+
+
+@pytest.mark.parametrize("how", ["boundary", "header", "mid-batch"])
+def test_an_incomplete_snapshot_alone_loads_what_it_holds_and_warns(tmp_path, how):
+    _, newest = generated_dir(tmp_path)
+    cut(newest, how)
+    s = open_session(newest)
+    [problem] = s.problems()
+    assert "incomplete snapshot" in problem and problem.endswith("loaded what it holds")
+    topics = sorted(s.root.child("topics").children())
+    assert topics == ([] if how != "boundary" else ["bar", "foo"])
+    status, out, err = run("-s", newest, "-o", "json", "summary")
+    assert status == 0 and json.loads(out)["problems"] == [problem]
+    assert run("-s", newest, "--strict", "ls", "/")[0] == 1
+
+
+@pytest.mark.parametrize("how", ["boundary", "header", "mid-batch"])
+def test_corpus_dir_with_its_newest_snapshot_cut(tmp_path, how):
+    source = corpus("kafka-4.2-logdir")
+    whole = tree(open_session(source))
+    copy = tmp_path / "meta"
+    shutil.copytree(source, copy)
+    newest = sorted((copy / "__cluster_metadata-0").glob("*.checkpoint"))[-1]
+    newest.chmod(0o644)
+    cut(newest, how)
+    s = open_session(copy)
+    assert s.plan.snapshot.path.name == "00000000000000039383-0000000004.checkpoint"
+    assert tree(s) == whole
+    assert len(s.problems()) == 1 and newest.name in s.problems()[0]
+
+
+def test_a_snapshot_past_the_end_of_the_log_is_reported(tmp_path):
+    part = tmp_path / "__cluster_metadata-0"
+    log = Log()
+    log.add(broker(1, fenced=False))
+    log.add(topic("foo", T1))
+    log.write(part)                                         # offsets 0-1
+    write_snapshot(part, 500, [broker(2, fenced=False)])   # another run of the cluster
+    s = open_session(tmp_path)
+    [problem] = s.problems()
+    assert problem.startswith(f"snapshot {snapshot_name(500, 1)} ends at offset 499, past the end "
+                              f"of the log (offset 1, in 00000000000000000000.log)")
+
+
+def test_a_log_dir_of_a_running_broker_is_not_a_problem(tmp_path):
+    """A snapshot whose end is the newest (empty) segment's base offset, as
+    Kafka leaves it after a follower fetched a snapshot."""
+    part = tmp_path / "__cluster_metadata-0"
+    write_snapshot(part, 6, [broker(1, fenced=False)])
+    Log(base_offset=6).write(part)
+    assert open_session(tmp_path).problems() == []
+
+
+# =========================================================================== 2, 3. problems and notes
+
+def test_a_torn_end_of_the_newest_segment_is_a_note(tmp_path):
+    seg, newest = generated_dir(tmp_path)
+    newest.unlink()   # it ends with the batch torn below: not what Kafka leaves
+    seg.write_bytes(seg.read_bytes()[:-5])
+    s = open_session(tmp_path)
+    assert s.problems() == []
+    assert any("the last batch is incomplete" in w for w in s.warnings)
+    status, _, err = run("-s", tmp_path, "--strict", "ls", "/topics")
+    assert status == 0 and "the last batch is incomplete" in err
+
+
+def test_a_torn_end_of_an_older_segment_is_a_problem(tmp_path):
+    part = tmp_path / "__cluster_metadata-0"
+    first = Log()
+    first.add(broker(1, fenced=False))
+    first.add(topic("foo", T1))
+    path = first.write(part)
+    path.write_bytes(path.read_bytes()[:-5])
+    second = Log(base_offset=2)
+    second.add(topic("bar", T2))
+    second.write(part)
+    s = open_session(tmp_path)
+    assert len(s.problems()) == 1 and "the last batch is incomplete" in s.problems()[0]
+
+
+def test_a_flipped_byte_is_a_problem_in_summary_and_for_strict(tmp_path):
+    seg, _ = generated_dir(tmp_path)
+    ends = batch_ends(seg.read_bytes())
+    flip(seg, ends[2] + 70)                     # inside the fourth batch (offset 4, topic bar)
+    status, out, err = run("-s", seg, "-o", "json", "summary")
+    data = json.loads(out)
+    assert status == 0 and data["topics"] == 1
+    [problem] = data["problems"]
+    assert problem.startswith(f"{seg} (byte {ends[2]}, offset 4): ") and "batch skipped" in problem
+    assert problem in err
+    status, out, err = run("-s", seg, "--strict", "summary")
+    assert status == 1 and "problems:" in out and "--strict" in err.splitlines()[-1]
+    assert run("-s", seg, "-o", "json", "summary")[0] == 0
+
+
+def test_a_clean_load_has_no_problems(tmp_path):
+    seg, _ = generated_dir(tmp_path)
+    status, out, _ = run("-s", tmp_path, "--strict", "-o", "json", "summary")
+    assert status == 0 and json.loads(out)["problems"] == []
+
+
+def test_corpus_segment_with_a_flipped_byte(tmp_path):
+    source = corpus("kafka-3.2-three-brokers") / "00000000000000000000.log"
+    copy = tmp_path / source.name
+    copy.write_bytes(source.read_bytes())
+    flip(copy, batch_ends(copy.read_bytes())[3] + 40)
+    status, out, _ = run("-s", copy, "--strict", "-o", "json", "summary")
+    assert status == 1 and len(json.loads(out)["problems"]) == 1
+
+
+# =========================================================================== 4. time travel's range
+
+def test_time_travel_before_the_data_is_an_error(tmp_path):
+    seg, _ = generated_dir(tmp_path)
+    for source in (seg, tmp_path):
+        with pytest.raises(MetashellError, match=r"--until-time 2023-11-14T22:13:19.999Z .* is "
+                                                 r"before the oldest point this source can "
+                                                 r"rebuild: offset 0 at 2023-11-14T22:13:20.000Z"):
+            open_session(source, until_time=TS0 - 1)
+    status, out, err = run("-s", tmp_path, "--until-time", TS0 // 1000, "ls")
+    assert status == 1 and out == ""
+    assert "epoch seconds? --until-time takes milliseconds" in err
+
+
+def test_time_travel_past_the_data_warns(tmp_path):
+    seg, _ = generated_dir(tmp_path)
+    status, out, err = run("-s", tmp_path, "--until-offset", 1000, "ls", "/topics")
+    assert status == 0 and out.split() == ["bar", "foo"]
+    assert ("--until-offset 1000 is past the end of the data: the last record is offset 5 at "
+            "2023-11-14T22:13:24.000Z") in err
+    assert run("-s", tmp_path, "--until-offset", 1000, "--strict", "ls")[0] == 1
+    assert run("-s", tmp_path, "--until-offset", 5, "--strict", "ls")[0] == 0
+
+
+def test_diff_names_its_own_options(tmp_path):
+    generated_dir(tmp_path)
+    status, _, err = run("-s", tmp_path, "diff", "--from-offset", 1000)
+    assert status == 0 and "warning: --from-offset 1000 is past the end of the data" in err
+    status, _, err = run("-s", tmp_path, "--until-offset", 4, "diff", "--from-offset", 1000)
+    assert "--from-offset 1000 is past the end" in err and "--until-offset 1000" not in err
+    status, _, err = run("-s", tmp_path, "diff", "--from-time", "2020-01-01T00:00:00Z")
+    assert status == 2 and "--from-time 2020-01-01T00:00:00.000Z" in err
+    assert "before the oldest point" in err
+
+
+def test_corpus_time_travel_range():
+    source = corpus("kafka-4.2-logdir")
+    status, _, err = run("-s", source, "--until-time", "2020-01-01", "summary")
+    assert status == 1 and "offset 0 at 2026-04-06T10:27:56.945Z" in err
+    status, _, err = run("-s", source, "--until-offset", 10 ** 9, "ls")
+    assert status == 0 and "the last record is offset 51263" in err
