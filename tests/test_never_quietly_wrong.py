@@ -262,3 +262,39 @@ def test_corpus_time_travel_range():
     assert status == 1 and "offset 0 at 2026-04-06T10:27:56.945Z" in err
     status, _, err = run("-s", source, "--until-offset", 10 ** 9, "ls")
     assert status == 0 and "the last record is offset 51263" in err
+
+
+# =========================================================================== 7, 8. cat's paths, strict names
+
+def test_ids_are_plain_decimals(tmp_path):
+    seg, _ = generated_dir(tmp_path)
+    for path in ("/topics/foo/0/data", "/brokers/1/isFenced"):
+        assert run("-s", seg, "cat", path)[0] == 0
+    for path in ("/topics/foo/00/data", "/topics/foo/+0/data", "/topics/foo/\uff10/data",
+                 "/brokers/01/isFenced", "/brokers/+1/isFenced", "/brokers/\uff11/isFenced",
+                 "/brokers/ 1/isFenced"):
+        status, out, err = run("-s", seg, "cat", path)
+        assert (status, out) == (1, "") and "no such file or directory" in err, path
+    assert run("-s", seg, "changes", "/brokers/01")[0] == 1
+    assert run("-s", seg, "changes", "/topics/foo/+0")[0] == 1
+
+
+def test_cd_completes_directories_only(tmp_path):
+    from metashell.commands import Context, complete_line
+    seg, _ = generated_dir(tmp_path)
+    ctx = Context.for_session(open_session(seg))
+    assert complete_line(ctx, "cd /brokers/1/")[1] == []
+    assert complete_line(ctx, "cd /topics/foo/")[1] == ["/topics/foo/0/"]
+    assert complete_line(ctx, "cat /topics/foo/")[1] == ["/topics/foo/0/", "/topics/foo/id",
+                                                         "/topics/foo/name"]
+
+
+def test_cat_of_several_matches_names_each(tmp_path):
+    seg, _ = generated_dir(tmp_path)
+    status, out, _ = run("-s", seg, "cat", "/topics/*/name")
+    assert out == "/topics/bar/name:\nbar\n\n/topics/foo/name:\nfoo\n"
+    status, out, _ = run("-s", seg, "-o", "json", "cat", "/topics/*/0/data")
+    assert [json.loads(line)["leader"] for line in out.splitlines()] == [3]
+    status, out, _ = run("-s", seg, "-o", "json", "cat", "--with-path", "/topics/*/name")
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"path": "/topics/bar/name", "value": "bar"}, {"path": "/topics/foo/name", "value": "foo"}]
