@@ -298,3 +298,20 @@ def test_cat_of_several_matches_names_each(tmp_path):
     status, out, _ = run("-s", seg, "-o", "json", "cat", "--with-path", "/topics/*/name")
     assert [json.loads(line) for line in out.splitlines()] == [
         {"path": "/topics/bar/name", "value": "bar"}, {"path": "/topics/foo/name", "value": "foo"}]
+
+
+# =========================================================================== 6. diff on a dir = on its log
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cluster"
+
+
+@pytest.mark.parametrize("source,offsets", [("kafka-4.2-logdir", (100, 3600, 20000, 47000)),
+                                            ("example", (20, 100, 190, 300))])
+def test_diff_on_a_dir_equals_diff_on_its_log(source, offsets):
+    root = EXAMPLE if source == "example" else corpus(source)
+    log = root / "__cluster_metadata-0" / "00000000000000000000.log"
+    for offset in offsets:
+        on_dir = run("-s", root, "diff", "--from-offset", offset, "/brokers", "/topics")
+        on_log = run("-s", log, "diff", "--from-offset", offset, "/brokers", "/topics")
+        assert on_dir[:2] == on_log[:2], offset
+    assert "registeredAt " in run("-s", root, "diff", "--from-offset", offsets[0], "/brokers")[1]

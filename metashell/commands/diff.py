@@ -117,7 +117,11 @@ that finds changes makes the run's status 1."""
     def _compare(self, ctx, args, old_image, targets, skips) -> int:
         session = ctx.session
         secrets = getattr(session, "show_secrets", False)
-        sides = _Sides(old_image, session.image, secrets)
+        # brokers' start times from the source's batch headers, on both sides when it
+        # is the same source (a broker of a snapshot has no other): as the tree shows
+        times = getattr(session, "times", None)
+        sides = _Sides(old_image, session.image, secrets, times,
+                       times if args.against is None else None)
         for parts in targets:
             if parts[:1] != ALWAYS_LEFT_OUT and (lookup(sides.old, parts) is None
                                                  and lookup(sides.new, parts) is None):
@@ -157,11 +161,11 @@ class _Sides:
     """The two images, as compared (secrets shown: a changed secret must be
     seen to change) and as printed (secrets as the session shows them)."""
 
-    def __init__(self, old_image, new_image, show_secrets: bool):
-        self.old = build_root(old_image, show_secrets=True)
-        self.new = build_root(new_image, show_secrets=True)
-        self.old_shown = build_root(old_image, show_secrets=show_secrets)
-        self.new_shown = build_root(new_image, show_secrets=show_secrets)
+    def __init__(self, old_image, new_image, show_secrets: bool, new_times=None, old_times=None):
+        self.old = build_root(old_image, show_secrets=True, times=old_times)
+        self.new = build_root(new_image, show_secrets=True, times=new_times)
+        self.old_shown = build_root(old_image, show_secrets=show_secrets, times=old_times)
+        self.new_shown = build_root(new_image, show_secrets=show_secrets, times=new_times)
 
     def values(self, change) -> tuple:
         old = lookup(self.old_shown, change.parts) if change.op != ADD else None

@@ -152,6 +152,14 @@ class LoadPlan:
     problems: list[str] = field(default_factory=list)
 
     @property
+    def never_started(self) -> bool:
+        """A node formatted (``kafka-storage format``) but never started: a
+        log dir holding ``bootstrap.checkpoint`` and no ``__cluster_metadata-0/``.
+        Its image is the bootstrap records; nothing is wrong with it."""
+        return (self.kind == "logdir" and self.snapshot is not None and self.snapshot.bootstrap
+                and not (self.path / PARTITION_DIR).is_dir())
+
+    @property
     def files(self) -> list[Path]:
         """The files to read, in load order."""
         out = [self.snapshot.path] if self.snapshot else []
