@@ -23,6 +23,7 @@ from .gcpause import no_cyclic_gc
 from .loader import inputs
 from .loader.append_times import SegmentAppendTimes
 from .loader.reader import FileReader
+from .prehistory import OlderLog, honest_history
 from .replay.describe import describe
 from .replay.engine import ReplayEngine
 from .replay.summary import summarize
@@ -81,12 +82,25 @@ class ImageSession:
         return open_baseline(self, **which)
 
     def changes(self, path: str) -> list[dict]:
-        """The records that created or changed the entity at ``path``."""
-        records = entity_records(self.image, paths.split(path))
+        """The records that created or changed the entity at ``path``;
+        ``fromSnapshot``: a snapshot's stand-in for the records before it."""
+        parts = paths.split(path)
+        records = entity_records(self.image, parts)
         if records is None:
             raise KeyError(path)
         return [{"offset": r.offset, "time": iso_time(r.timestamp), "type": r.name,
-                 "summary": describe(r)} for r in records]
+                 "summary": describe(r), "fromSnapshot": marked}
+                for r, marked in self._history(records, parts)]
+
+    def _history(self, records: list, parts: list[str]) -> list[tuple]:
+        """``(record, from_snapshot)`` of an entity's records (no snapshot
+        file to look behind here: a live session's)."""
+        return [(r, False) for r in records]
+
+    def from_snapshot(self, offset: "int | None") -> bool:
+        """Whether a last change at ``offset`` is the snapshot's stamp (the
+        entity was in the snapshot loaded, unchanged since)."""
+        return False
 
 
 class Session(ImageSession):
@@ -98,11 +112,25 @@ class Session(ImageSession):
         super().__init__(source, engine, findings.lines + replayed, show_secrets,
                          problems=findings.problems + replayed)
         self.plan = plan
+        self._older: OlderLog | None = None   # the log before the snapshot, for changes
         # batch append times by offset (brokers' start times): the plan's segments,
         # those before the snapshot included, unless the caller has its own source
         self.times = times if times is not None else SegmentAppendTimes(plan.all_segments)
         self.root = build_root(self.image, show_secrets=show_secrets, local=self._local(),
                                times=self.times)
+
+    def _history(self, records: list, parts: list[str]) -> list[tuple]:
+        """The snapshot's stand-ins replaced by, or marked beside, the
+        records of the log before it (:mod:`metashell.prehistory`, read on
+        the first question)."""
+        if self._older is None:
+            self._older = OlderLog(self.plan)
+        return honest_history(records, self._older, parts)
+
+    def from_snapshot(self, offset: "int | None") -> bool:
+        snap = self.plan.snapshot
+        return (offset is not None and snap is not None and not snap.bootstrap
+                and snap.end_offset is not None and 0 <= offset < snap.end_offset)
 
     def close(self) -> None:
         """Free the loaded cluster now (see :meth:`ReplayEngine.close`): for a

@@ -209,9 +209,9 @@ def test_ls_long_json(ctx):
     ctx.output = "json"
     entries = json.loads(sh(ctx, "ls -l /topics/foo")[1])
     assert entries[0] == {"name": "0", "type": "dir", "size": 1, "offset": 21,
-                          "time": "2024-05-10T20:06:51.507Z"}
+                          "time": "2024-05-10T20:06:51.507Z", "fromSnapshot": False}
     assert entries[2] == {"name": "id", "type": "file", "size": 5, "offset": 20,
-                          "time": "2024-05-10T20:06:51.506Z"}
+                          "time": "2024-05-10T20:06:51.506Z", "fromSnapshot": False}
     assert json.loads(sh(ctx, "ls -l /features")[1])[0]["offset"] is None
 
 

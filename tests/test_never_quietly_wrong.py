@@ -315,3 +315,62 @@ def test_diff_on_a_dir_equals_diff_on_its_log(source, offsets):
         on_log = run("-s", log, "diff", "--from-offset", offset, "/brokers", "/topics")
         assert on_dir[:2] == on_log[:2], offset
     assert "registeredAt " in run("-s", root, "diff", "--from-offset", offsets[0], "/brokers")[1]
+
+
+# =========================================================================== 5. honest history
+
+def test_changes_reads_the_log_before_the_snapshot(tmp_path):
+    seg, _ = generated_dir(tmp_path)          # the snapshot ending at 6 holds everything
+    s = open_session(tmp_path)
+    assert s.plan.segments == [] or s.plan.snapshot.end_offset == 6
+    assert s._older is None                   # nothing read before it is asked for
+    assert [(c["offset"], c["type"], c["fromSnapshot"]) for c in s.changes("/topics/foo/0")] == [
+        (2, "PartitionRecord", False), (3, "PartitionChangeRecord", False),
+        (5, "PartitionChangeRecord", False)]
+    assert [(c["offset"], c["time"]) for c in s.changes("/topics/bar")] == [
+        (4, "2023-11-14T22:13:23.000Z")]
+    assert s.changes("/topics/foo/0") == open_session(seg).changes("/topics/foo/0")
+
+
+def test_where_the_log_does_not_reach_back_the_snapshot_is_marked(tmp_path):
+    _, newest = generated_dir(tmp_path)
+    status, out, _ = run("-s", newest, "changes", "/topics/bar")
+    assert out.rstrip().endswith("topic bar created, id " + T2 + "  [from snapshot]")
+    assert out.split()[:2] == ["5", "2023-11-14T22:13:24.000Z"]
+    status, out, _ = run("-s", newest, "-o", "json", "changes", "/topics/bar")
+    assert [c["fromSnapshot"] for c in json.loads(out)] == [True]
+    status, out, _ = run("-s", newest, "-o", "json", "ls", "-l", "/topics")
+    assert [e["fromSnapshot"] for e in json.loads(out)] == [True, True]
+    status, out, _ = run("-s", newest, "ls", "-l", "/topics")
+    assert out.split()[2:4] == ["\u22645", "\u22642023-11-14T22:13:24.000Z"]
+
+
+def test_a_log_starting_after_zero_gives_what_it_has_and_marks_the_rest(tmp_path):
+    part = tmp_path / "__cluster_metadata-0"
+    log = Log(base_offset=3)
+    log.add(change(T1, 0, leader=2))                        # 3
+    log.add(topic("bar", T2))                               # 4
+    log.add(change(T1, 0, leader=3))                        # 5
+    log.write(part)
+    write_snapshot(part, 6, [broker(1, fenced=False), topic("foo", T1),
+                             partition(T1, 0, leader=3, leaderEpoch=2, partitionEpoch=2),
+                             topic("bar", T2)], timestamp=TS0 + 4000)
+    s = open_session(tmp_path)
+    # bar was created inside the log: its record, then the snapshot's (the log is not whole)
+    assert [(c["offset"], c["fromSnapshot"]) for c in s.changes("/topics/bar")] == [
+        (4, False), (5, True)]
+    # foo was created before the log starts: its changes there name a topic the log
+    # alone does not know, so only the snapshot's record, marked, is certain
+    assert [(c["offset"], c["fromSnapshot"]) for c in s.changes("/topics/foo/0")] == [(5, True)]
+    assert [(c["offset"], c["fromSnapshot"]) for c in s.changes("/topics/foo")] == [(5, True)]
+
+
+def test_corpus_history_is_the_logs(tmp_path):
+    s = open_session(corpus("kafka-4.2-logdir"))
+    [created] = s.changes("/topics/test-topic")
+    assert (created["offset"], created["time"], created["fromSnapshot"]) == (
+        3516, "2026-04-06T11:01:22.847Z", False)
+    assert [c["offset"] for c in s.changes("/brokers/1")][:2] == [11, 12]
+    s = open_session(EXAMPLE)
+    [created] = s.changes("/topics/orders")
+    assert (created["offset"], created["time"]) == (86, "2026-03-02T08:10:02.118Z")

@@ -211,7 +211,7 @@ class TestProvenance:
         assert [c["offset"] for c in s.changes(f"/acls/{uid(900)}")] == [at["acl"]]
         assert [c["offset"] for c in s.changes("/features/metadata.version")] == [at["feature"]]
         for c in s.changes("/brokers/1"):
-            assert set(c) == {"offset", "time", "type", "summary"}
+            assert set(c) == {"offset", "time", "type", "summary", "fromSnapshot"}
 
     def test_changes_of_removed_entities(self, tmp_path):
         log, at = history_log()

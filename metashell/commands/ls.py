@@ -12,16 +12,24 @@ DIR_STYLE = "bold blue"
 COLOR_LIMIT = 10000
 
 
-def _entry(name: str, node) -> dict:
-    """What ``ls -l`` shows of one node."""
+#: before the offset and time of a last change that is the snapshot's stamp
+SNAPSHOT_MARK = "\u2264"
+
+
+def _entry(ctx, name: str, node) -> dict:
+    """What ``ls -l`` shows of one node; ``fromSnapshot``: its last change
+    is the stamp of the snapshot loaded (it was so there, changed at or
+    before that offset)."""
     if node.is_dir:
         size = len(node.children())
     else:
         size = len(value_text(node.value()))
     change = node.last_change()
     offset, ms = change if change is not None else (None, None)
+    from_snapshot = getattr(ctx.session, "from_snapshot", None)
     entry = {"name": name, "type": "dir" if node.is_dir else "file", "size": size,
-             "offset": offset, "time": iso_time(ms) if ms is not None else None}
+             "offset": offset, "time": iso_time(ms) if ms is not None else None,
+             "fromSnapshot": bool(from_snapshot and from_snapshot(offset))}
     note = node.note()
     if note:
         entry["note"] = note
@@ -73,9 +81,15 @@ snapshot (never decoding a record; the first metadata batch from that
 offset on, as a Raft control batch the controller did not count can sit at
 the epoch's offset).
 
+A last change marked '≤' (before its offset and time) is the stamp of
+the snapshot loaded: the entity was so there, changed at or before that
+offset ('changes PATH' reads its own records from the log before the
+snapshot where the log dir still holds them).
+
 --output json: a JSON array of names; with several PATHs or a glob, an
 object mapping each matched path to its array. With -l the names become
-objects {name, type, size, offset, time}, plus "note" where there is one.
+objects {name, type, size, offset, time, fromSnapshot}, plus "note" where
+there is one.
 
 Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
 
@@ -113,7 +127,7 @@ Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
 
     def _json(self, ctx, long, files, dirs, several) -> None:
         def names(pairs):
-            return [_entry(n, c) if long else n for n, c in pairs]
+            return [_entry(ctx, n, c) if long else n for n, c in pairs]
 
         if not several:
             if dirs:
@@ -152,13 +166,14 @@ Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
                 pairs = _children(directory)
             rows = []
             for name, node in pairs:
-                e = _entry(name, node)
+                e = _entry(ctx, name, node)
                 shown_name = style(name, DIR_STYLE, ctx.color and node.is_dir)
                 if "note" in e:
                     shown_name += f"  ({e['note']})"
+                mark = SNAPSHOT_MARK if e["fromSnapshot"] else ""
                 rows.append(["d" if node.is_dir else "-", str(e["size"]),
-                             "-" if e["offset"] is None else str(e["offset"]),
-                             e["time"] or "-", shown_name])
+                             "-" if e["offset"] is None else mark + str(e["offset"]),
+                             mark + e["time"] if e["time"] else "-", shown_name])
             ctx.write_lines(table_lines(rows, right=(1, 2)))
             return
         if pairs is None:
