@@ -64,6 +64,7 @@ Examples:
     kafka-metadata-shell -s meta --until-offset 1234 changes /topics/orders/0
     kafka-metadata-shell -s meta diff --from-time 2024-05-10T19:00:00Z /topics
     kafka-metadata-shell -s restored-meta diff --against meta --stat
+    kafka-metadata-shell -s /backups/meta --strict -o json summary   # status 1 on any problem
   script (one command per line on stdin; # comments allowed):
     printf 'cd /brokers\\nls -l\\nfind . -name isFenced\\n' | kafka-metadata-shell -s meta
   live quorum (read-only observer; secrets only in the -c file):
@@ -76,8 +77,9 @@ Commands: cat cd changes diff exit find help history ls man pwd summary tree wat
 (run 'kafka-metadata-shell help' or 'kafka-metadata-shell man COMMAND' for details).
 
 \b
-Exit status: 0 success, 1 a command failed or the input could not be read,
-2 usage error, 130 interrupted.
+Exit status: 0 success, 1 a command failed or the input could not be read
+(or, with --strict, the load or a command had a problem), 2 usage error,
+130 interrupted.
 
 \b
 Shell completion of options and commands:
