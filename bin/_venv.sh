@@ -31,7 +31,7 @@ _metashell_covers() {   # whether the extras in $1 include every one in $2
 }
 
 _metashell_install() {
-  local have all
+  local have all fresh
   if ! have="$(_metashell_have)"; then have=""; fresh=1; else fresh=0; fi
   if [ "$fresh" = 0 ] && _metashell_covers "$have" "$EXTRAS"; then
     return 0
