@@ -45,9 +45,13 @@ def batch_ends(data: bytes) -> list[int]:
 
 
 def cut(path: Path, how: str) -> None:
-    """Cut a snapshot the three ways an unfinished one ends."""
+    """Cut a snapshot the three ways an unfinished one ends (or, ``flipped``,
+    damage a byte of its data batch)."""
     data = path.read_bytes()
     ends = batch_ends(data)
+    if how == "flipped":
+        flip(path, ends[0] + 70)
+        return
     keep = {"boundary": ends[-2], "header": ends[0], "mid-batch": ends[-2] - 7}[how]
     path.write_bytes(data[:keep])
 
@@ -127,7 +131,7 @@ def test_an_incomplete_snapshot_alone_loads_what_it_holds_and_warns(tmp_path, ho
     assert run("-s", newest, "--strict", "ls", "/")[0] == 1
 
 
-@pytest.mark.parametrize("how", ["boundary", "header", "mid-batch"])
+@pytest.mark.parametrize("how", ["boundary", "header", "mid-batch", "flipped"])
 def test_corpus_dir_with_its_newest_snapshot_cut(tmp_path, how):
     source = corpus("kafka-4.2-logdir")
     whole = tree(open_session(source))
@@ -140,6 +144,21 @@ def test_corpus_dir_with_its_newest_snapshot_cut(tmp_path, how):
     assert s.plan.snapshot.path.name == "00000000000000039383-0000000004.checkpoint"
     assert tree(s) == whole
     assert len(s.problems()) == 1 and newest.name in s.problems()[0]
+    assert ("CRC" if how == "flipped" else "incomplete snapshot") in s.problems()[0]
+    assert run("-s", copy, "ls", "/topics")[:2] == (0, "test-topic\n")
+    assert run("-s", copy, "--strict", "ls", "/topics")[:2] == (1, "test-topic\n")
+
+
+def test_corpus_dir_with_a_torn_newest_segment_is_clean_for_strict(tmp_path):
+    source = corpus("kafka-4.2-logdir")
+    copy = tmp_path / "meta"
+    shutil.copytree(source, copy)
+    seg = copy / "__cluster_metadata-0" / "00000000000000000000.log"
+    seg.chmod(0o644)
+    seg.write_bytes(seg.read_bytes()[:-30])
+    status, out, err = run("-s", copy, "--strict", "-o", "json", "summary")
+    assert status == 0 and json.loads(out)["problems"] == []
+    assert "the last batch is incomplete" in err
 
 
 def test_a_snapshot_past_the_end_of_the_log_is_reported(tmp_path):
