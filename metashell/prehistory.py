@@ -6,8 +6,14 @@ was created at 08:10. Kafka keeps the segments before its newest snapshot a
 while, so a log dir often still holds the records themselves. ``changes``
 asks :class:`OlderLog` for them: it replays those segments (once, on the
 first question, up to the snapshot's last offset) and finds the entity's
-records there, with their own offsets and times. Where the log does not
-reach back, the snapshot's stand-ins stay, marked as coming from it.
+records there, with their own offsets and times.
+
+Kafka also deletes old segments: a long-running cluster's log starts at an
+older snapshot's end offset, not at 0. The replay then starts from the
+oldest snapshot the log continues (its base), so the records since it are
+real and only what happened before it is a stand-in, of that older
+snapshot. Where nothing reaches back, the loaded snapshot's stand-ins stay;
+every stand-in is marked as coming from a snapshot.
 """
 
 from __future__ import annotations
@@ -18,37 +24,53 @@ from .replay.engine import ReplayEngine
 
 
 class OlderLog:
-    """The segments of ``plan`` that hold records before its snapshot."""
+    """The segments of ``plan`` that hold records before its snapshot, and
+    the snapshot to replay them from (``base``, None when the log starts at
+    offset 0 or no snapshot fits)."""
 
     def __init__(self, plan):
         snap = plan.snapshot
         self.end = (snap.end_offset if snap is not None and not snap.bootstrap
                     and snap.end_offset is not None else 0)
-        segments = plan.all_segments
-        self.segments = [s for s in segments
+        self.segments = [s for s in plan.all_segments
                          if s.base_offset is not None and s.base_offset < self.end]
-        #: whether they start at offset 0: every record before the snapshot is there
-        self.complete = bool(self.segments) and self.segments[0].base_offset == 0
+        first = self.segments[0].base_offset if self.segments else None
+        older = [c for c in plan.snapshot_candidates
+                 if c.end_offset is not None and first is not None and first <= c.end_offset < self.end]
+        self.base = None if first == 0 or not older else min(older, key=lambda c: c.end_offset)
+        #: the offset from which the replay's records are the log's own
+        self.start = self.base.end_offset if self.base is not None else (first or 0)
+        #: whether the replay rebuilds every entity: from offset 0, or from a snapshot
+        self.grounded = first == 0 or self.base is not None
         self._engine: ReplayEngine | None = None
 
     def covers(self, offset: int) -> bool:
-        """Whether a record at ``offset`` is one of the snapshot's stand-ins."""
+        """Whether a record at ``offset`` is one of the loaded snapshot's stand-ins."""
         return 0 <= offset < self.end
 
-    def records(self, parts: list[str]) -> list:
-        """The records of the entity at ``parts`` in the log before the
-        snapshot (empty when none, or when that log cannot be read)."""
+    def records(self, parts: list[str]) -> list[tuple]:
+        """``(record, from_snapshot)`` of the entity at ``parts`` as of the
+        loaded snapshot, from the log before it (empty when it is not
+        there, or that log cannot be read)."""
         if not self.segments:
             return []
         try:
             engine = self._replayed()
         except MetashellError:
             return []
-        return list(entity_records(engine.image, parts) or [])
+        return [(r, r.offset < self.start) for r in entity_records(engine.image, parts) or []]
 
     def _replayed(self) -> ReplayEngine:
         if self._engine is None:
             engine = ReplayEngine(until_offset=self.end - 1)
+            if self.base is not None:
+                from .session import _Loader   # the same snapshot load (session imports this module)
+                base = self.base
+                whole = _Loader(0, None).apply_snapshot(
+                    engine, base.path, base.end_offset, -1 if base.epoch is None else base.epoch,
+                    strict=True)
+                if not whole:
+                    raise MetashellError(f"{base.path}: incomplete snapshot")
             for seg in self.segments:
                 for batch in engine.store.open(seg.path, skip_damage=True, lazy=True):
                     if not engine.apply_batch(batch):
@@ -61,15 +83,15 @@ class OlderLog:
 
 
 def honest_history(records: list, older: OlderLog, parts: list[str]) -> list[tuple]:
-    """``(record, from_snapshot)`` for an entity's ``records``: the
-    snapshot's stand-ins replaced by the log's own records where the log
-    before the snapshot is whole, else those records followed by the
-    stand-ins, marked."""
+    """``(record, from_snapshot)`` for an entity's ``records``: the loaded
+    snapshot's stand-ins replaced by the entity's history in the log
+    before it, where that log rebuilds it; else that log's records
+    followed by the stand-ins, marked."""
     stand_ins = [r for r in records if older.covers(r.offset)]
     if not stand_ins:
         return [(r, False) for r in records]
     later = [(r, False) for r in records if not older.covers(r.offset)]
-    real = [(r, False) for r in older.records(parts)]
-    if real and older.complete:
-        return real + later
-    return real + [(r, True) for r in stand_ins] + later
+    before = older.records(parts)
+    if before and older.grounded:
+        return before + later
+    return before + [(r, True) for r in stand_ins] + later

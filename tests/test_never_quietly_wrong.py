@@ -384,6 +384,29 @@ def test_a_log_starting_after_zero_gives_what_it_has_and_marks_the_rest(tmp_path
     assert [(c["offset"], c["fromSnapshot"]) for c in s.changes("/topics/foo")] == [(5, True)]
 
 
+def test_a_log_that_starts_at_an_older_snapshot_is_replayed_from_it(tmp_path):
+    """Kafka's usual layout: old segments deleted, the log starts where an
+    older snapshot ends."""
+    part = tmp_path / "__cluster_metadata-0"
+    log = Log(base_offset=3)
+    log.add(change(T1, 0, leader=2))                        # 3
+    log.add(topic("bar", T2))                               # 4
+    log.add(change(T1, 0, leader=3))                        # 5
+    log.write(part)
+    write_snapshot(part, 3, [broker(1, fenced=False), topic("foo", T1), partition(T1, 0)],
+                   timestamp=TS0 + 1000)
+    write_snapshot(part, 6, [broker(1, fenced=False), topic("foo", T1),
+                             partition(T1, 0, leader=3, leaderEpoch=2, partitionEpoch=2),
+                             topic("bar", T2)], timestamp=TS0 + 4000)
+    s = open_session(tmp_path)
+    assert s.plan.snapshot.end_offset == 6
+    assert [(c["offset"], c["fromSnapshot"]) for c in s.changes("/topics/foo/0")] == [
+        (2, True), (3, False), (5, False)]
+    assert [(c["offset"], c["fromSnapshot"]) for c in s.changes("/topics/bar")] == [(4, False)]
+    assert [(c["offset"], c["time"], c["fromSnapshot"]) for c in s.changes("/brokers/1")] == [
+        (2, "2023-11-14T22:13:21.000Z", True)]
+
+
 def test_corpus_history_is_the_logs(tmp_path):
     s = open_session(corpus("kafka-4.2-logdir"))
     [created] = s.changes("/topics/test-topic")
