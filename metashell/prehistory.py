@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from .errors import MetashellError
 from .fs.entities import entity_records
+from .fs.node import lookup
+from .fs.tree import build_root
 from .replay.engine import ReplayEngine
 
 
@@ -43,6 +45,7 @@ class OlderLog:
         #: whether the replay rebuilds every entity: from offset 0, or from a snapshot
         self.grounded = first == 0 or self.base is not None
         self._engine: ReplayEngine | None = None
+        self._root = None   # the tree over its image (ls -l's last changes)
 
     def covers(self, offset: int) -> bool:
         """Whether a record at ``offset`` is one of the loaded snapshot's stand-ins."""
@@ -59,6 +62,21 @@ class OlderLog:
         except MetashellError:
             return []
         return [(r, r.offset < self.start) for r in entity_records(engine.image, parts) or []]
+
+    def last_change(self, parts: list[str]) -> "tuple | None":
+        """``((offset, time), from_snapshot)`` of the node at ``parts`` as
+        the log before the loaded snapshot left it (None when that log does
+        not have it)."""
+        if not self.segments:
+            return None
+        try:
+            if self._root is None:
+                self._root = build_root(self._replayed().image, show_secrets=True)
+            node = lookup(self._root, parts)
+        except MetashellError:
+            return None
+        change = node.last_change() if node is not None else None
+        return None if change is None else (change, change[0] < self.start)
 
     def _replayed(self) -> ReplayEngine:
         if self._engine is None:

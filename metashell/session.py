@@ -97,10 +97,11 @@ class ImageSession:
         file to look behind here: a live session's)."""
         return [(r, False) for r in records]
 
-    def from_snapshot(self, offset: "int | None") -> bool:
-        """Whether a last change at ``offset`` is the snapshot's stamp (the
-        entity was in the snapshot loaded, unchanged since)."""
-        return False
+    def last_change(self, parts: list[str], change: tuple) -> tuple:
+        """``((offset, time), from_snapshot)`` of the node at ``parts``
+        whose tree gives ``change``: the log's own where the snapshot's
+        stamp stands in for it and the log before the snapshot holds it."""
+        return change, False
 
 
 class Session(ImageSession):
@@ -123,14 +124,18 @@ class Session(ImageSession):
         """The snapshot's stand-ins replaced by, or marked beside, the
         records of the log before it (:mod:`metashell.prehistory`, read on
         the first question)."""
+        return honest_history(records, self._older_log(), parts)
+
+    def last_change(self, parts: list[str], change: tuple) -> tuple:
+        older = self._older_log()
+        if not older.covers(change[0]):
+            return change, False
+        return older.last_change(parts) or (change, True)
+
+    def _older_log(self) -> OlderLog:
         if self._older is None:
             self._older = OlderLog(self.plan)
-        return honest_history(records, self._older, parts)
-
-    def from_snapshot(self, offset: "int | None") -> bool:
-        snap = self.plan.snapshot
-        return (offset is not None and snap is not None and not snap.bootstrap
-                and snap.end_offset is not None and 0 <= offset < snap.end_offset)
+        return self._older
 
     def close(self) -> None:
         """Free the loaded cluster now (see :meth:`ReplayEngine.close`): for a

@@ -416,3 +416,29 @@ def test_corpus_history_is_the_logs(tmp_path):
     s = open_session(EXAMPLE)
     [created] = s.changes("/topics/orders")
     assert (created["offset"], created["time"]) == (86, "2026-03-02T08:10:02.118Z")
+
+
+def test_ls_long_shows_the_logs_last_change_behind_the_snapshot(tmp_path):
+    seg, _ = generated_dir(tmp_path)
+    paths = ["/topics", "/topics/foo", "/topics/foo/0", "/brokers/1", "/features"]
+    status, out, _ = run("-s", tmp_path, "-o", "json", "ls", "-l", *paths)
+    listing = json.loads(out)
+    on_log = json.loads(run("-s", seg, "-o", "json", "ls", "-l", *paths)[1])
+    changes = {p: [(e["name"], e["offset"], e["time"], e["fromSnapshot"]) for e in entries]
+               for p, entries in listing.items()}
+    assert changes == {p: [(e["name"], e["offset"], e["time"], e["fromSnapshot"]) for e in entries]
+                       for p, entries in on_log.items()}
+    assert [(e["name"], e["offset"], e["time"], e["fromSnapshot"]) for e in listing["/topics"]] == [
+        ("bar", 4, "2023-11-14T22:13:23.000Z", False), ("foo", 1, "2023-11-14T22:13:21.000Z", False)]
+    assert [(e["name"], e["offset"]) for e in listing["/topics/foo/0"]] == [("data", 5)]
+    status, out, _ = run("-s", tmp_path, "ls", "-l", "/topics")
+    assert "\u2264" not in out and out.split()[2:4] == ["4", "2023-11-14T22:13:23.000Z"]
+
+
+def test_ls_long_marks_what_only_an_older_snapshot_holds(tmp_path):
+    test_a_log_that_starts_at_an_older_snapshot_is_replayed_from_it(tmp_path)
+    status, out, _ = run("-s", tmp_path, "-o", "json", "ls", "-l", "/brokers", "/topics")
+    listing = json.loads(out)
+    assert [(e["offset"], e["fromSnapshot"]) for e in listing["/brokers"]] == [(2, True)]
+    assert [(e["name"], e["offset"], e["fromSnapshot"]) for e in listing["/topics"]] == [
+        ("bar", 4, False), ("foo", 2, True)]
