@@ -64,7 +64,7 @@ def _settled(other: Session) -> tuple[Image, Findings]:
     loaded = len(other.engine.problems)
     other.engine.settle()
     findings = Findings()
-    problems = set(other.load_problems)
+    problems = set(other.problems())
     for line in other.warnings:
         findings.problem(line) if line in problems else findings.note(line)
     findings.extend(other.new_problems(loaded), problems=True)

@@ -48,7 +48,7 @@ class ImageSession:
         self.warnings = warnings        # the load's remarks, printed once (metashell.findings)
         self.show_secrets = show_secrets
         # the load's problems (those of the warnings that are), and how many of the
-        # engine's problems they include: those found later are new_problems
+        # engine's problems had been found then: those found later are new_problems
         self.load_problems = [] if problems is None else problems
         self.loaded_engine_problems = len(engine.problems)
 
@@ -109,9 +109,8 @@ class Session(ImageSession):
 
     def __init__(self, source: str, plan, engine: ReplayEngine, findings: Findings,
                  show_secrets: bool, times=None):
-        replayed = [str(p) for p in engine.problems]
-        super().__init__(source, engine, findings.lines + replayed, show_secrets,
-                         problems=findings.problems + replayed)
+        super().__init__(source, engine, findings.lines + [str(p) for p in engine.problems],
+                         show_secrets, problems=findings.problems)
         self.plan = plan
         self._older: OlderLog | None = None   # the log before the snapshot, for changes
         # batch append times by offset (brokers' start times): the plan's segments,
@@ -119,6 +118,13 @@ class Session(ImageSession):
         self.times = times if times is not None else SegmentAppendTimes(plan.all_segments)
         self.root = build_root(self.image, show_secrets=show_secrets, local=self._local(),
                                times=self.times)
+
+    def problems(self) -> list[str]:
+        """The load's problems, then the replay's in offset order, whenever
+        they were found (a partition decoded at load or on first look):
+        the same list whatever was looked at first."""
+        replayed = sorted(self.engine.problems, key=lambda p: (p.offset, str(p)))
+        return self.load_problems + [str(p) for p in replayed]
 
     def _history(self, records: list, parts: list[str]) -> list[tuple]:
         """The snapshot's stand-ins replaced by, or marked beside, the

@@ -92,7 +92,13 @@ def rows_clusters(session):
            s["underMinIsrPartitions"], counts["recordsApplied"], counts["recordsSkipped"],
            counts["recordsDropped"], list(counts["byType"].items()),
            [problem(p) for p in s["problems"]], cluster_state(session),
-           [w for w in session.warnings if w not in session.load_problems])
+           notes(session.warnings, s["problems"]))
+
+
+def notes(warnings: list[str], problems: list[str]) -> list[str]:
+    """The warnings that are not problems (metashell.findings)."""
+    problems = set(problems)
+    return [w for w in warnings if w not in problems]
 
 
 #: a cluster's ``state``: read (its problems, if any, in ``problems``), a node
