@@ -19,35 +19,61 @@ from __future__ import annotations
 
 from typing import Callable
 
+from .findings import Findings
 from .loader.reader import snapshot_timestamp
 from .replay.image import Image
 from .replay.rewind import rewind
+from .travel import Limit, Point, check_not_before, past_end
+
+#: how diff's options name an earlier point of the same source in messages
+FROM_OPTIONS = ("--from-offset", "--from-time")
 
 
 def open_baseline(session, open_session: Callable, *, from_offset: int | None = None,
                   from_time: int | None = None, against=None,
-                  rewinding: bool = True) -> tuple[Image, list[str]]:
+                  rewinding: bool = True) -> tuple[Image, Findings]:
     """The image to compare ``session``'s (a :class:`~metashell.session.ImageSession`)
-    with, and the warnings its loading gave (the rewound image gives none).
-    ``open_session`` loads a source (:func:`metashell.session.open_session`,
-    passed in by the session: this module is imported by it).
+    with, and what its loading had to say (the rewound image: only a point past
+    the end of the data). ``open_session`` loads a source
+    (:func:`metashell.session.open_session`, passed in by the session: this
+    module is imported by it).
     ``rewinding=False`` always replays again (to check the rewound image
     against)."""
     if against is not None:
         return _settled(open_session(against))
+    check_not_before(session.source, Limit(from_offset, from_time, *FROM_OPTIONS))
     if rewinding:
         image = _rewound(session, from_offset, from_time)
         if image is not None:
-            return image, []
-    return _settled(open_session(session.source, until_offset=from_offset, until_time=from_time))
+            return image, _past_end(session, from_offset, from_time)
+    return _settled(open_session(session.source, until_offset=from_offset, until_time=from_time,
+                                 limit_options=FROM_OPTIONS))
 
 
-def _settled(other) -> tuple[Image, list[str]]:
-    """``other``'s image and warnings, its pending partition changes filed
+def _past_end(session, offset: int | None, time: int | None) -> Findings:
+    """A point after everything ``session`` replayed, named by diff's option."""
+    findings = Findings()
+    engine = session.engine
+    limited = engine.until_offset is not None or engine.until_time is not None
+    image = engine.image
+    beyond = past_end(Limit(offset, time, *FROM_OPTIONS), Point(image.last_offset, image.last_time),
+                      read_to_end=not limited)
+    if beyond is not None:
+        findings.problem(beyond)
+    return findings
+
+
+def _settled(other) -> tuple[Image, Findings]:
+    """``other``'s image and remarks, its pending partition changes filed
     first (replay/pending.py): the problems they have are its loading's."""
     loaded = len(other.engine.problems)
     other.engine.settle()
-    return other.image, other.warnings + other.new_problems(loaded)
+    findings = Findings()
+    problems = set(other.problems())
+    for line in other.warnings:
+        findings.problem(line) if line in problems else findings.note(line)
+    findings.extend(other.new_problems(loaded), problems=True)
+    return other.image, findings
 
 
 def _rewound(session, offset: int | None, time: int | None) -> Image | None:

@@ -64,6 +64,7 @@ Examples:
     kafka-metadata-shell -s meta --until-offset 1234 changes /topics/orders/0
     kafka-metadata-shell -s meta diff --from-time 2024-05-10T19:00:00Z /topics
     kafka-metadata-shell -s restored-meta diff --against meta --stat
+    kafka-metadata-shell -s /backups/meta --strict -o json summary   # status 1 on any problem
   script (one command per line on stdin; # comments allowed):
     printf 'cd /brokers\\nls -l\\nfind . -name isFenced\\n' | kafka-metadata-shell -s meta
   live quorum (read-only observer; secrets only in the -c file):
@@ -76,8 +77,9 @@ Commands: cat cd changes diff exit find help history ls man pwd summary tree wat
 (run 'kafka-metadata-shell help' or 'kafka-metadata-shell man COMMAND' for details).
 
 \b
-Exit status: 0 success, 1 a command failed or the input could not be read,
-2 usage error, 130 interrupted.
+Exit status: 0 success, 1 a command failed or the input could not be read
+(or, with --strict, the load or a command had a problem), 2 usage error,
+130 interrupted.
 
 \b
 Shell completion of options and commands:
@@ -191,7 +193,8 @@ def _os_error_text(e: OSError) -> str:
 
 
 def run(open_session: Callable[..., Any], *, source, until_offset, until_time, output,
-        show_secrets, no_color, words, stdin, stdout, stderr, live: bool = False) -> int:
+        show_secrets, no_color, words, stdin, stdout, stderr, live: bool = False,
+        strict: bool = False) -> int:
     """Open ``source`` with ``open_session`` (a path, or with ``live`` a
     ``LiveConfig``), run the mode, close the session; returns the exit
     status."""
@@ -204,7 +207,7 @@ def run(open_session: Callable[..., Any], *, source, until_offset, until_time, o
             progress.close()
     try:
         status = _run_mode(session, output=output, no_color=no_color, words=words,
-                           stdin=stdin, stdout=stdout, stderr=stderr)
+                           stdin=stdin, stdout=stdout, stderr=stderr, strict=strict)
     finally:
         close = getattr(session, "close", None)
         if close is not None:
@@ -216,8 +219,12 @@ def run(open_session: Callable[..., Any], *, source, until_offset, until_time, o
     return status
 
 
-def _run_mode(session, *, output, no_color, words, stdin, stdout, stderr) -> int:
-    from metashell.commands import Context, run_line, run_words
+def _run_mode(session, *, output, no_color, words, stdin, stdout, stderr,
+              strict: bool = False) -> int:
+    """Print the load's warnings, run the mode; with ``strict``, any problem
+    (of the load, found since, or raised by a command) makes the status 1
+    once the output is out."""
+    from metashell.commands import Context
 
     for warning in getattr(session, "warnings", None) or []:
         stderr.write(f"{WARNING_PREFIX}{warning}\n")
@@ -228,6 +235,17 @@ def _run_mode(session, *, output, no_color, words, stdin, stdout, stderr) -> int
         session, output=output, out=stdout, err=stderr,
         width=shutil.get_terminal_size().columns if tty_out else None,
         color=tty_out and not no_color and not os.environ.get("NO_COLOR"))
+    status = _dispatch(ctx, words, stdin, stdout)
+    if strict and status == 0 and ctx.strict_failure():
+        stdout.flush()
+        stderr.write(f"{PROG}: --strict: the load or a command had problems (warnings above)\n")
+        status = 1
+    return status
+
+
+def _dispatch(ctx, words, stdin, stdout) -> int:
+    """One-shot, script or interactive mode: the status of the run."""
+    from metashell.commands import run_line, run_words
 
     if words:                                   # one-shot
         ctx.history = lambda: [shlex.join(words)]
@@ -327,6 +345,11 @@ def make_cli(open_session: "Callable[..., Any] | None" = None,
     @click.option("--show-secrets", is_flag=True,
                   help="Print SCRAM salts/keys, token HMACs and sensitive config values "
                        "instead of [redacted].")
+    @click.option("--strict", is_flag=True,
+                  help="Exit with status 1 (after the output) if loading or a command had a "
+                       "problem: a damaged batch skipped, a record not applied, an incomplete "
+                       "or unusable snapshot, a fallback, time travel out of range. A torn last "
+                       "batch of the newest segment is not one.")
     @click.option("--no-color", is_flag=True,
                   help="Plain output (also when NO_COLOR is set or stdout is not a terminal).")
     @click.version_option(__version__, "--version", prog_name=PROG,
@@ -334,7 +357,7 @@ def make_cli(open_session: "Callable[..., Any] | None" = None,
     @click.argument("command", nargs=-1, type=click.UNPROCESSED,
                     metavar="[COMMAND [ARG...]]", shell_complete=_complete_command)
     def cli(snapshot, controllers, config, timeout, cluster_id, until_offset, until_time,
-            output, show_secrets, no_color, command):
+            output, show_secrets, strict, no_color, command):
         click_ctx = click.get_current_context()
         _check_sources(snapshot, controllers, config, timeout, cluster_id, command)
         live = controllers is not None
@@ -356,7 +379,7 @@ def make_cli(open_session: "Callable[..., Any] | None" = None,
             status = run(opener_here, source=source, until_offset=until_offset,
                          until_time=until_time, output=output, show_secrets=show_secrets,
                          no_color=no_color, words=list(command), stdin=sys.stdin,
-                         stdout=stdout, stderr=stderr, live=live)
+                         stdout=stdout, stderr=stderr, live=live, strict=strict)
             stdout.flush()
         except KeyboardInterrupt:
             stderr.write("\n")

@@ -162,14 +162,14 @@ class LiveSession(ImageSession):
         # hook: a snapshot is no list of changes, watch lists none of it)
         engine = ReplayEngine(until_offset=self.until_offset, until_time=self.until_time)
         engine.source = event.source
-        warnings: list[str] = []
         # the progress bar counts offsets: a snapshot's bytes stand for its offsets
         progress = None if self.progress is None else \
             (lambda done, total: self._report(event.end_offset * done // max(total, 1)))
         with no_cyclic_gc():
-            _Loader(len(event.data), progress).apply_snapshot(
-                engine, event.source, event.end_offset, event.epoch, warnings, True,
-                buf=event.data)
+            loader = _Loader(len(event.data), progress)
+            loader.apply_snapshot(engine, event.source, event.end_offset, event.epoch, True,
+                                  buf=event.data)
+        warnings = loader.ended.notes()
         engine.on_change = self._on_change
         with self.lock:
             self._take_problems()

@@ -16,6 +16,7 @@ from typing import Callable
 from . import __version__
 from .baseline import open_baseline
 from .errors import CorruptDataError, InputError, MetashellError
+from .findings import Findings
 from .fs import paths
 from .fs.entities import entity_records
 from .fs.tree import build_root
@@ -23,10 +24,12 @@ from .gcpause import no_cyclic_gc
 from .loader import inputs
 from .loader.append_times import SegmentAppendTimes
 from .loader.reader import FileReader, snapshot_timestamp
+from .prehistory import OlderLog, honest_history
 from .replay.describe import describe
 from .replay.engine import ReplayEngine
 from .replay.summary import summarize
 from .timefmt import iso_time
+from .travel import Limit, Point, check_not_before, past_end
 
 PROGRESS_STEP = 1 << 20  # report progress every MiB
 
@@ -40,11 +43,15 @@ class ImageSession:
     times = None
 
     def __init__(self, source: str, engine: ReplayEngine, warnings: list[str],
-                 show_secrets: bool):
+                 show_secrets: bool, problems: "list[str] | None" = None):
         self.source = source
         self.engine = engine
-        self.warnings = warnings
+        self.warnings = warnings        # the load's remarks, printed once (metashell.findings)
         self.show_secrets = show_secrets
+        # the load's problems (those of the warnings that are), and how many of the
+        # engine's problems had been found then: those found later are new_problems
+        self.load_problems = [] if problems is None else problems
+        self.loaded_engine_problems = len(engine.problems)
 
     @property
     def image(self):
@@ -58,8 +65,16 @@ class ImageSession:
         """Problems found after ``since`` (lazy partitions are decoded on demand)."""
         return [str(p) for p in self.engine.problems[since:]]
 
+    def problems(self) -> list[str]:
+        """Every problem so far, one line each: the load's, then those found
+        since (partitions decoded when first looked at). ``--strict`` fails
+        on any; ``summary`` lists them."""
+        return self.load_problems + self.new_problems(self.loaded_engine_problems)
+
     def summary(self) -> dict:
-        return summarize(self.image, self.engine, self.times)
+        data = summarize(self.image, self.engine, self.times)
+        data["problems"] = self.problems()   # after summarize, which may decode partitions
+        return data
 
     def baseline(self, **which):
         """The image ``diff`` compares this one with, and the warnings its
@@ -67,26 +82,66 @@ class ImageSession:
         return open_baseline(self, open_session, **which)
 
     def changes(self, path: str) -> list[dict]:
-        """The records that created or changed the entity at ``path``."""
-        records = entity_records(self.image, paths.split(path))
+        """The records that created or changed the entity at ``path``;
+        ``fromSnapshot``: a snapshot's stand-in for the records before it."""
+        parts = paths.split(path)
+        records = entity_records(self.image, parts)
         if records is None:
             raise KeyError(path)
         return [{"offset": r.offset, "time": iso_time(r.timestamp), "type": r.name,
-                 "summary": describe(r)} for r in records]
+                 "summary": describe(r), "fromSnapshot": marked}
+                for r, marked in self._history(records, parts)]
+
+    def _history(self, records: list, parts: list[str]) -> list[tuple]:
+        """``(record, from_snapshot)`` of an entity's records (no snapshot
+        file to look behind here: a live session's)."""
+        return [(r, False) for r in records]
+
+    def last_change(self, parts: list[str], change: tuple) -> tuple:
+        """``((offset, time), from_snapshot)`` of the node at ``parts``
+        whose tree gives ``change``: the log's own where the snapshot's
+        stamp stands in for it and the log before the snapshot holds it."""
+        return change, False
 
 
 class Session(ImageSession):
     """A loaded source: the image, its tree and what loading had to say."""
 
-    def __init__(self, source: str, plan, engine: ReplayEngine, warnings: list[str],
+    def __init__(self, source: str, plan, engine: ReplayEngine, findings: Findings,
                  show_secrets: bool, times=None):
-        super().__init__(source, engine, warnings, show_secrets)
+        super().__init__(source, engine, findings.lines + [str(p) for p in engine.problems],
+                         show_secrets, problems=findings.problems)
         self.plan = plan
+        self._older: OlderLog | None = None   # the log before the snapshot, for changes
         # batch append times by offset (brokers' start times): the plan's segments,
         # those before the snapshot included, unless the caller has its own source
         self.times = times if times is not None else SegmentAppendTimes(plan.all_segments)
         self.root = build_root(self.image, show_secrets=show_secrets, local=self._local(),
                                times=self.times)
+
+    def problems(self) -> list[str]:
+        """The load's problems, then the replay's in offset order, whenever
+        they were found (a partition decoded at load or on first look):
+        the same list whatever was looked at first."""
+        replayed = sorted(self.engine.problems, key=lambda p: (p.offset, str(p)))
+        return self.load_problems + [str(p) for p in replayed]
+
+    def _history(self, records: list, parts: list[str]) -> list[tuple]:
+        """The snapshot's stand-ins replaced by, or marked beside, the
+        records of the log before it (:mod:`metashell.prehistory`, read on
+        the first question)."""
+        return honest_history(records, self._older_log(), parts)
+
+    def last_change(self, parts: list[str], change: tuple) -> tuple:
+        older = self._older_log()
+        if not older.covers(change[0]):
+            return change, False
+        return older.last_change(parts) or (change, True)
+
+    def _older_log(self) -> OlderLog:
+        if self._older is None:
+            self._older = OlderLog(self.plan)
+        return self._older
 
     def close(self) -> None:
         """Free the loaded cluster now (see :meth:`ReplayEngine.close`): for a
@@ -118,48 +173,86 @@ class Session(ImageSession):
 
 def open_session(path, *, until_offset: int | None = None, until_time: int | None = None,
                  show_secrets: bool = False,
-                 progress: Callable[[int, int], None] | None = None) -> Session:
+                 progress: Callable[[int, int], None] | None = None,
+                 limit_options: tuple[str, str] = ("--until-offset", "--until-time")) -> Session:
     """Load ``path`` (file or directory) and return its :class:`Session`.
-    Raises :class:`MetashellError` (one-line message) if nothing can be read."""
+    Raises :class:`MetashellError` (one-line message) if nothing can be read,
+    or if ``until_offset``/``until_time`` is before the oldest point the
+    files can rebuild (messages name them as ``limit_options``)."""
+    limit = Limit(until_offset, until_time, *limit_options)
+    check_not_before(path, limit)
     with no_cyclic_gc():
-        return _open(path, until_offset, until_time, show_secrets, progress)
+        return _open(path, limit, show_secrets, progress)
 
 
-def _open(path, until_offset, until_time, show_secrets, progress) -> Session:
-    plan = inputs.plan(path, until_offset=until_offset)
-    warnings: list[str] = list(plan.notes)
+def _open(path, limit: Limit, show_secrets, progress) -> Session:
+    until_offset, until_time = limit.offset, limit.time
+    plan = inputs.plan(path, until_offset=until_offset, offset_option=limit.offset_option)
     if until_time is not None and plan.snapshot is not None and plan.kind in ("logdir", "partition-dir"):
-        plan = _plan_for_time(plan, until_time, warnings)
+        plan = _plan_for_time(plan, until_time)
+    findings = Findings()
     total = sum(_size(f) for f in plan.files) or 1
-    loader = _Loader(total, progress)
-    while True:
-        engine = ReplayEngine(until_offset=until_offset, until_time=until_time)
-        snap = plan.snapshot
-        try:
-            if snap is not None:
-                _check_until(plan, snap, until_offset)
-                loader.snapshot(engine, snap, warnings,
-                                strict=plan.kind in ("logdir", "partition-dir"))
-            break
-        except CorruptDataError as e:
-            if plan.kind not in ("logdir", "partition-dir"):
-                raise
-            older = [c for c in plan.snapshot_candidates if c.end_offset < (snap.end_offset or 0)]
-            warnings.append(f"{e}; snapshot {snap.path.name} is unusable, "
-                            + (f"falling back to {older[0].path.name}" if older else
-                               "replaying the log from its start"))
-            plan = plan.with_snapshot(older[0] if older else None)
-            loader = _Loader(total, progress)
+    engine, plan, loader = _load_snapshot(plan, until_offset, until_time, total, progress, findings)
+    findings.extend((n for n in plan.notes if n not in plan.problems), problems=False)
+    findings.extend(plan.problems, problems=True)
+    newest = plan.segments[-1] if plan.segments else None
     for seg in plan.segments:
         if engine.reached_limit:
             break
-        loader.segment(engine, seg.path, warnings)
+        loader.segment(engine, seg, findings, newest=seg is newest)
     engine.finish()
+    _check_log_end(plan, engine, loader.log_end, findings)
+    beyond = past_end(limit, Point(engine.image.last_offset, engine.image.last_time),
+                      read_to_end=not engine.reached_limit
+                      and plan.segments[-1:] == plan.all_segments[-1:])
+    if beyond is not None:
+        findings.problem(beyond)
     _quorum_fallback(engine.image.quorum, plan.quorum_state)
     if plan.kind == "snapshot" and plan.snapshot is None and not plan.segments:
         raise InputError(path, "nothing to load")
     source = str(Path(path))
-    return Session(source, plan, engine, warnings + [str(p) for p in engine.problems], show_secrets)
+    return Session(source, plan, engine, findings, show_secrets)
+
+
+def _load_snapshot(plan, until_offset, until_time, total, progress, findings: Findings):
+    """A new engine with the plan's snapshot applied: ``(engine, plan,
+    loader)``. In a directory, a damaged or incomplete snapshot falls back
+    to the next older one, or to the log from its start (the plan returned
+    is the one used); a file given alone loads what it holds, with a
+    warning."""
+    in_dir = plan.kind in ("logdir", "partition-dir")
+    while True:
+        loader = _Loader(total, progress)
+        engine = ReplayEngine(until_offset=until_offset, until_time=until_time)
+        snap = plan.snapshot
+        try:
+            if snap is not None:
+                loader.snapshot(engine, snap, findings, strict=in_dir)
+            return engine, plan, loader
+        except CorruptDataError as e:
+            if not in_dir:
+                raise
+            older = [c for c in plan.snapshot_candidates if c.end_offset < (snap.end_offset or 0)]
+            plan = plan.with_snapshot(older[0] if older else None)
+            instead = (f"falling back to {older[0].path.name}" if older else
+                       "replaying the log from its start" if plan.segments else
+                       "nothing else to load")
+            findings.problem(f"{e}; snapshot {snap.path.name} is unusable, {instead}")
+
+
+def _check_log_end(plan, engine: ReplayEngine, log_end: int | None, findings: Findings) -> None:
+    """A directory's snapshot that ends past the end of its log: the files
+    come from different runs of a cluster (or the log lost its end), and
+    none of the log's records apply after the snapshot."""
+    snap = plan.snapshot
+    if (snap is None or snap.bootstrap or snap.end_offset is None or log_end is None
+            or engine.reached_limit or engine.until_offset is not None
+            or engine.until_time is not None or log_end >= snap.end_offset):
+        return
+    findings.problem(
+        f"snapshot {snap.path.name} ends at offset {snap.end_offset - 1}, past the end of the "
+        f"log (offset {log_end - 1}, in {plan.segments[-1].path.name}): the files may come from "
+        "different runs of the cluster; no record of the log applies after the snapshot")
 
 
 def _quorum_fallback(q, state: dict | None) -> None:
@@ -174,16 +267,7 @@ def _quorum_fallback(q, state: dict | None) -> None:
         q.voters_from = "quorum-state"
 
 
-def _check_until(plan, snap, until_offset) -> None:
-    if until_offset is None or snap.end_offset is None or snap.bootstrap:
-        return
-    if plan.kind == "snapshot" and until_offset < snap.end_offset - 1:
-        raise MetashellError(f"{snap.path}: --until-offset {until_offset} is before this snapshot's "
-                             f"last offset {snap.end_offset - 1}; a snapshot loads whole (pass the "
-                             "log directory to travel further back)")
-
-
-def _plan_for_time(plan, until_time: int, warnings: list[str]):
+def _plan_for_time(plan, until_time: int):
     """For time travel in a directory: the newest snapshot whose last contained
     record was appended at or before ``until_time``."""
     for cand in plan.snapshot_candidates:
@@ -201,60 +285,110 @@ def _size(p: Path) -> int:
 
 
 class _Loader:
-    """Reads files into an engine, reporting progress and damage."""
+    """Reads files into an engine, reporting progress and damage.
+    ``log_end`` is the end offset (exclusive) of the segments read, as far
+    as they were read (None before any)."""
 
     def __init__(self, total: int, progress):
         self.total = total
         self.done = 0
         self.progress = progress
         self.next_report = 0
+        self.log_end: int | None = None
 
-    def _batches(self, engine: ReplayEngine, path: Path, warnings: list[str], strict: bool = False,
+    def _batches(self, engine: ReplayEngine, path: Path, strict: bool = False,
                  lazy: bool = True, buf=None):
+        """The file's batches; afterwards ``self.read`` holds how many and
+        ``self.ended`` the reader's :class:`FileSummary` (its damage skipped
+        and how it ended), for the caller to report."""
         # partition records are deferred to the engine's store; a snapshot's other
         # records are all applied, so they are decoded as they are read (one call
         # less each), a segment's lazily (the part a snapshot covers is skipped)
         reader = engine.store.open(path, skip_damage=True, lazy=lazy, buf=buf)
-        read = 0
+        self.read, self.ended = 0, None
         progress = self.progress
         for batch in reader:
-            read += 1
+            self.read += 1
             if progress is not None:
                 at = self.done + batch.header.end
                 if at >= self.next_report:
                     progress(at, self.total)
                     self.next_report = at + PROGRESS_STEP
             yield batch
-        summary = reader.summary
-        if summary.problems and (read == 0 or strict):
+        summary = self.ended = reader.summary
+        if summary.problems and (self.read == 0 or strict):
             raise summary.problems[0]
-        if read == 0 and summary.end_reason == "tail":
+        if self.read == 0 and summary.end_reason == "tail":
             raise CorruptDataError(path, 0, f"a record batch, found only {summary.size} bytes; "
                                             "this is not a KRaft metadata file")
-        warnings.extend(str(p) + "; batch skipped" for p in summary.problems)
-        warnings.extend(summary.notes())
         self.done += summary.size
         if progress is not None:
             progress(self.done, self.total)
 
-    def snapshot(self, engine: ReplayEngine, snap, warnings: list[str], strict: bool) -> None:
-        """Apply a snapshot; with ``strict`` any damage makes it unusable (the
-        caller falls back to an older snapshot or to the log)."""
+    def _report(self, findings: Findings, end_is_note: bool) -> None:
+        """The damage skipped in the file just read (problems) and how it
+        ended (a note only where ``end_is_note``: the newest segment)."""
+        summary = self.ended
+        if summary is None:   # left at the time-travel limit: its end was not read
+            return
+        findings.extend((str(p) + "; batch skipped" for p in summary.problems), problems=True)
+        findings.extend(summary.notes(), problems=not end_is_note)
+
+    def snapshot(self, engine: ReplayEngine, snap, findings: Findings, strict: bool) -> None:
+        """Apply a snapshot; with ``strict`` any damage makes it unusable,
+        and so does its end before its SnapshotFooterRecord (the caller falls
+        back to an older snapshot or to the log). Without, an incomplete
+        snapshot loads what it holds, with a warning."""
         engine.source = snap.path.name
-        self.apply_snapshot(engine, snap.path, None if snap.bootstrap else snap.end_offset,
-                            -1 if snap.epoch is None else snap.epoch, warnings, strict)
+        complete = self.apply_snapshot(engine, snap.path, None if snap.bootstrap else snap.end_offset,
+                                       -1 if snap.epoch is None else snap.epoch, strict)
+        if complete:
+            self._report(findings, end_is_note=False)
+            return
+        missing = self._incomplete(snap.path)
+        if strict:
+            raise missing
+        findings.extend((str(p) + "; batch skipped" for p in self.ended.problems), problems=True)
+        findings.problem(f"{missing}; loaded what it holds")
+
+    def _incomplete(self, path: Path) -> CorruptDataError:
+        """The error of a snapshot read to its end without a footer."""
+        summary = self.ended
+        if summary.end_reason == "torn":
+            how = (f"its last batch is cut after {summary.size - summary.end_position} bytes, "
+                   "as a snapshot still being written is")
+        elif self.read == 1:
+            how = "it holds only its header batch"
+        else:
+            how = f"it ends after {self.read} batches"
+        return CorruptDataError(path, summary.end_position,
+                                f"incomplete snapshot: no SnapshotFooterRecord ({how}); Kafka "
+                                "gives a snapshot its name only once it is whole")
 
     def apply_snapshot(self, engine: ReplayEngine, path, end_offset: int | None, epoch: int,
-                       warnings: list[str], strict: bool, buf=None) -> None:
+                       strict: bool, buf=None) -> bool:
         """Apply the snapshot in file ``path`` (or in ``buf``, which ``path``
-        then only names): all state is replaced by what it holds."""
+        then only names): all state is replaced by what it holds. Returns
+        whether it ended with its SnapshotFooterRecord (whole)."""
         engine.begin_snapshot(end_offset, None, epoch)
-        for batch in self._batches(engine, path, warnings, strict, lazy=False, buf=buf):
+        footer = False
+        for batch in self._batches(engine, path, strict, lazy=False, buf=buf):
+            if batch.is_control and not footer:
+                footer = any(getattr(r, "name", None) == "SnapshotFooterRecord"
+                             for r in batch.records)
             engine.apply_batch(batch)
         engine.end_snapshot()
+        return footer
 
-    def segment(self, engine: ReplayEngine, path: Path, warnings: list[str]) -> None:
-        engine.source = path.name
-        for batch in self._batches(engine, path, warnings):
+    def segment(self, engine: ReplayEngine, seg, findings: Findings, newest: bool) -> None:
+        """Apply a log segment's batches (up to the time-travel limit); a
+        torn end of the ``newest`` one is a note, not a problem."""
+        engine.source = seg.path.name
+        end = seg.base_offset if seg.base_offset is not None else -1
+        for batch in self._batches(engine, seg.path):
+            end = batch.header.last_offset + 1
             if not engine.apply_batch(batch):
                 break
+        if end >= 0:
+            self.log_end = max(end, self.log_end or 0)
+        self._report(findings, end_is_note=newest)

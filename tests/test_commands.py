@@ -209,9 +209,9 @@ def test_ls_long_json(ctx):
     ctx.output = "json"
     entries = json.loads(sh(ctx, "ls -l /topics/foo")[1])
     assert entries[0] == {"name": "0", "type": "dir", "size": 1, "offset": 21,
-                          "time": "2024-05-10T20:06:51.507Z"}
+                          "time": "2024-05-10T20:06:51.507Z", "fromSnapshot": False}
     assert entries[2] == {"name": "id", "type": "file", "size": 5, "offset": 20,
-                          "time": "2024-05-10T20:06:51.506Z"}
+                          "time": "2024-05-10T20:06:51.506Z", "fromSnapshot": False}
     assert json.loads(sh(ctx, "ls -l /features")[1])[0]["offset"] is None
 
 
@@ -232,7 +232,8 @@ def test_cat_scalars(ctx):
     assert sh(ctx, "cat /brokers/2/isFenced") == (0, "true\n", "")
     assert sh(ctx, "cat /odd/nothing") == (0, "null\n", "")
     assert sh(ctx, "cat /odd/text") == (0, "line one\nline two\n", "")
-    assert sh(ctx, "cat /quota/rate /quota/ratio") == (0, "100000000000000000000.0\n0.5\n", "")
+    assert sh(ctx, "cat /quota/rate /quota/ratio") == (
+        0, "/quota/rate:\n100000000000000000000.0\n\n/quota/ratio:\n0.5\n", "")
 
 
 def test_cat_object_is_indented_json(ctx):
@@ -244,17 +245,24 @@ def test_cat_object_is_indented_json(ctx):
 
 
 def test_cat_glob_in_order(ctx):
-    assert sh(ctx, "cat '/topics/*/name'") == (0, "bar\nfoo\n", "")
-    assert sh(ctx, "cat '/topics/{foo,bar}/id'") == (0, "barId\nfooId\n", "")
-    assert sh(ctx, "cat '/brokers/[12]/isFenced'") == (0, "false\ntrue\n", "")
-    assert sh(ctx, "cat '/topics/fo?/name'") == (0, "foo\n", "")
+    """Each value after the path it came from, whenever a glob or several
+    PATHs are given (even if one file matches: the reader cannot know)."""
+    assert sh(ctx, "cat '/topics/*/name'") == (0, "/topics/bar/name:\nbar\n\n"
+                                                  "/topics/foo/name:\nfoo\n", "")
+    assert sh(ctx, "cat '/topics/{foo,bar}/id'") == (0, "/topics/bar/id:\nbarId\n\n"
+                                                       "/topics/foo/id:\nfooId\n", "")
+    assert sh(ctx, "cat '/brokers/[12]/isFenced'") == (0, "/brokers/1/isFenced:\nfalse\n\n"
+                                                         "/brokers/2/isFenced:\ntrue\n", "")
+    assert sh(ctx, "cat '/topics/fo?/name'") == (0, "/topics/foo/name:\nfoo\n", "")
+    out = sh(ctx, "cat '/brokers/*/registration'")[1]
+    assert out.startswith("/brokers/1/registration:\n{\n") and "\n\n/brokers/2/registration:\n{" in out
 
 
 def test_cat_errors(ctx):
     assert sh(ctx, "cat /topics") == (1, "", "cat: /topics: is a directory\n")
     assert sh(ctx, "cat /topics/nope") == (1, "", "cat: /topics/nope: no such file or directory\n")
     status, out, err = sh(ctx, "cat /nope /topics/foo/name")
-    assert (status, out) == (1, "foo\n")
+    assert (status, out) == (1, "/topics/foo/name:\nfoo\n")
     assert err == "cat: /nope: no such file or directory\n"
     assert sh(ctx, "cat '/topics/*/0'")[2] == ("cat: /topics/bar/0: is a directory\n"
                                               "cat: /topics/foo/0: is a directory\n")
@@ -268,6 +276,15 @@ def test_cat_json_one_document_per_line(ctx):
     assert [d["topicId"] for d in docs[2:]] == ["barId", "fooId"]
     assert lines(out)[2] == ('{"partitionId":0,"topicId":"barId","replicas":[1,2],"isr":[1],'
                              '"leader":1}')
+
+
+def test_cat_json_with_path(ctx):
+    ctx.output = "json"
+    status, out, _ = sh(ctx, "cat --with-path /topics/foo/name '/topics/*/0/data'")
+    docs = [json.loads(line) for line in lines(out)]
+    assert [d["path"] for d in docs] == ["/topics/foo/name", "/topics/bar/0/data",
+                                         "/topics/foo/0/data"]
+    assert docs[0]["value"] == "foo" and docs[2]["value"]["topicId"] == "fooId"
 
 
 def test_cat_colour_highlights_json(ctx):
@@ -598,5 +615,5 @@ def test_cat_reports_a_value_that_cannot_be_read(ctx):
         raise MetashellError("x.log (byte 7, offset 3): expected a partition record")
     ctx.root.child("odd")._entries["broken"] = Leaf("broken", compute=broken)
     status, out, err = sh(ctx, "cat /odd/broken /odd/nothing")
-    assert (status, out) == (1, "null\n")
+    assert (status, out) == (1, "/odd/nothing:\nnull\n")
     assert err == "cat: /odd/broken: x.log (byte 7, offset 3): expected a partition record\n"

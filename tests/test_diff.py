@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from metashell import cli
 from metashell.baseline import open_baseline
 from metashell.commands import Context, complete_line, run_words
+from metashell.errors import MetashellError
 from metashell.fs.compare import compare
 from metashell.fs.tree import build_root
 from metashell.kraft.writer import record
@@ -415,7 +416,11 @@ def test_the_rewound_image_equals_a_second_replay(tmp_path):
 def test_the_image_rewound_to_a_time_equals_a_second_replay(tmp_path):
     session = growing_log(tmp_path)   # batch i of the segment appended at TS0 + 1000 * i
     rewound = 0
-    for time in range(TS0 - 1000, TS0 + 20_000, 500):
+    for rewinding in (True, False):
+        with pytest.raises(MetashellError, match=r"--from-time .* is before the oldest point "
+                                                 r"this source can rebuild: offset 3 at"):
+            open_baseline(session, open_session, from_time=TS0 - 1, rewinding=rewinding)
+    for time in range(TS0, TS0 + 20_000, 500):
         fast, _ = open_baseline(session, open_session, from_time=time)
         slow, _ = open_baseline(session, open_session, from_time=time, rewinding=False)
         rewound += fast.topics is not slow.topics
@@ -429,7 +434,7 @@ def test_from_offset_on_a_snapshot_file(tmp_path):
     assert diff(session, "--from-offset", 49) == (0, "", "")
     status, out, err = diff(session, "--from-offset", 10)
     assert (status, out) == (2, "")
-    assert err.startswith(f"diff: {path}: --until-offset 10 is before this snapshot's last offset 49")
+    assert err.startswith(f"diff: {path}: --from-offset 10 is before the oldest point this source can rebuild: offset 49")
 
 
 def test_warnings_of_the_other_side(every_kind, tmp_path):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from metashell.baseline import open_baseline
+from metashell.errors import MetashellError
 from metashell.commands import Context, run_words
 from metashell.fs.compare import compare
 from metashell.fs.tree import build_root
@@ -216,7 +217,10 @@ def test_the_rewound_image_equals_a_second_replay(source):
     assert rewound
     times = sorted({b.header.max_timestamp for path in [*session.plan.files]
                     for b in read_file(path) if not path.name.endswith(".checkpoint")})
-    for time in {times[0] - 1, *times[::max(1, len(times) // 12)], times[-1]}:
+    for rewinding in (True, False):   # before the first batch: nothing to compare with
+        with pytest.raises(MetashellError, match="--from-time .* is before the oldest point"):
+            open_baseline(session, open_session, from_time=times[0] - 1, rewinding=rewinding)
+    for time in {*times[::max(1, len(times) // 12)], times[-1]}:
         fast, _ = open_baseline(session, open_session, from_time=time)
         slow, _ = open_baseline(session, open_session, from_time=time, rewinding=False)
         assert _changes(fast, session.image) == _changes(slow, session.image), time

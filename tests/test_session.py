@@ -55,8 +55,9 @@ class TestTimeTravelOnALog:
 
     def test_until_offset_before_anything(self, tmp_path):
         log, _ = history_log()
-        s = open_session(log.write(tmp_path), until_offset=-1)
-        assert ls(s.root, "/brokers") == [] and ls(s.root, "/topics") == []
+        with pytest.raises(MetashellError, match=r"--until-offset -1 is before the oldest point "
+                                                 r"this source can rebuild: offset 0 at 2023-11-14T22:13:20"):
+            open_session(log.write(tmp_path), until_offset=-1)
 
     def test_until_time(self, tmp_path):
         log, at = history_log()
@@ -66,10 +67,13 @@ class TestTimeTravelOnALog:
         assert cat(s.root, "/metadataQuorum/offset") == at["leader2"]
         s = open_session(path, until_time=TS0 + 2999)
         assert cat(s.root, "/topics/foo/0/data")["leader"] == 2
-        s = open_session(path, until_time=TS0 - 1)
-        assert ls(s.root, "/brokers") == []
+        with pytest.raises(MetashellError, match="before the oldest point"):
+            open_session(path, until_time=TS0 - 1)
         s = open_session(path, until_time=TS0 + 10_000)
         assert ls(s.root, "/topics") == ["bar"]
+        assert s.problems() == ["--until-time 2023-11-14T22:13:30.000Z is past the end of the data: "
+                                "the last record is offset 6 at 2023-11-14T22:13:25.000Z; "
+                                "the image is as of then"]
 
 
 # =========================================================================== time travel: a directory
@@ -104,8 +108,7 @@ class TestTimeTravelOnADirectory:
         assert tree_json(s) == tree_json(open_session(seg))
         assert ls(s.root, "/topics") == ["bar"]
 
-    @pytest.mark.parametrize("until,snapshot_end", [(2, 3), (3, 3), (4, 3), (5, 6), (6, 6), (1, None),
-                                                    (-1, None)])
+    @pytest.mark.parametrize("until,snapshot_end", [(2, 3), (3, 3), (4, 3), (5, 6), (6, 6), (1, None)])
     def test_until_offset_picks_the_snapshot(self, tmp_path, until, snapshot_end):
         seg, _ = logdir(tmp_path)
         s = open_session(tmp_path, until_offset=until)
@@ -128,7 +131,7 @@ class TestTimeTravelOnADirectory:
 
     def test_a_snapshot_alone_cannot_go_back(self, tmp_path):
         snap = write_snapshot(tmp_path, 10, [topic("foo", T1)])
-        with pytest.raises(MetashellError, match="before this snapshot"):
+        with pytest.raises(MetashellError, match="before the oldest point .*: offset 9 at .*a snapshot loads whole"):
             open_session(snap, until_offset=5)
         assert ls(open_session(snap, until_offset=9).root, "/topics") == ["foo"]
 
@@ -208,7 +211,7 @@ class TestProvenance:
         assert [c["offset"] for c in s.changes(f"/acls/{uid(900)}")] == [at["acl"]]
         assert [c["offset"] for c in s.changes("/features/metadata.version")] == [at["feature"]]
         for c in s.changes("/brokers/1"):
-            assert set(c) == {"offset", "time", "type", "summary"}
+            assert set(c) == {"offset", "time", "type", "summary", "fromSnapshot"}
 
     def test_changes_of_removed_entities(self, tmp_path):
         log, at = history_log()

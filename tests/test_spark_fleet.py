@@ -40,7 +40,8 @@ def _snapshot_of(folder) -> dict:
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
     """good-a, good-b: the example; damaged: one log batch with a wrong CRC;
-    unreadable: a log dir whose only segment is garbage."""
+    unreadable: a log dir whose only segment is garbage; fresh: a node
+    formatted but never started (bootstrap.checkpoint, meta.properties)."""
     root = tmp_path_factory.mktemp("fleet")
     for name in ("good-a", "damaged", "nested/good-b"):
         shutil.copytree(EXAMPLE, root / name)
@@ -53,6 +54,9 @@ def fleet(tmp_path_factory):
     (root / "unreadable" / "__cluster_metadata-0").mkdir(parents=True)
     (root / "unreadable" / SEGMENT).write_bytes(b"\x00\x00\x00\x00\x00\x00\x00\x07" + b"\x7f" * 200)
     (root / "notes.txt").write_text("not metadata\n")
+    (root / "fresh").mkdir()
+    for name in ("bootstrap.checkpoint", "meta.properties"):
+        shutil.copy(EXAMPLE / name, root / "fresh" / name)
     return root, victim
 
 
@@ -61,8 +65,14 @@ def test_damaged_clusters_do_not_fail_the_job(spark, fleet):
     before = _snapshot_of(root)
     clusters = {r["cluster"]: r for r in read_table(spark, "clusters", str(root))}
     partitions = by_cluster(read_table(spark, "partitions", str(root)))
-    assert sorted(clusters) == [str(root / n) for n in ("damaged", "good-a", "nested/good-b",
-                                                        "unreadable")]
+    assert sorted(clusters) == [str(root / n) for n in ("damaged", "fresh", "good-a",
+                                                        "nested/good-b", "unreadable")]
+    fresh = clusters[str(root / "fresh")]
+    assert (fresh["state"], fresh["problems"], fresh["brokers"]) == ("never started", [], 0)
+    assert any("never started" in n for n in fresh["notes"])
+    assert fresh["metadata_release"] is not None
+    assert clusters[str(root / "unreadable")]["state"] == "unreadable"
+    assert {clusters[str(root / n)]["state"] for n in ("good-a", "damaged")} == {"loaded"}
     damaged = clusters[str(root / "damaged")]
     assert [(p["file"].endswith(SEGMENT.split("/")[1]), p["byte"], p["offset"])
             for p in damaged["problems"]] == [(True, victim.position, victim.base_offset)]
@@ -106,6 +116,8 @@ def test_unknown_table_is_a_clear_error(spark):
 @pytest.mark.parametrize("args,message", [
     (["/no/such/place"], "kafka-metadata-fleet: /no/such/place: no such file or directory\n"),
     (["/no/such/*"], "kafka-metadata-fleet: /no/such/*: no file or directory matches this pattern\n"),
+    ([str(EXAMPLE), "/no/such/place"],
+     "kafka-metadata-fleet: /no/such/place: no such file or directory\n"),
 ])
 def test_fleet_errors_before_starting_spark(args, message):
     result = CliRunner().invoke(cli, args)
@@ -134,34 +146,37 @@ def test_fleet_report_end_to_end(spark, fleet, tmp_path):
     require_spark()
     root, _ = fleet
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "metashell.spark.fleet", str(root), "--master",
+    proc = subprocess.run([sys.executable, "-m", "metashell.spark.fleet", str(root),
+                           str(root / "good-a"), "--master",
                            "local[2]", "--out", str(out)],
                           capture_output=True, text=True, timeout=600, env=_child_env())
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].split()[:3] == ["CLUSTER", "CLUSTER", "ID"]
-    assert [line.split()[0] for line in lines[1:5]] == [
-        str(root / n) for n in ("damaged", "good-a", "nested/good-b", "unreadable")]
-    assert lines[2].split() == [str(root / "good-a"), "bjaYWdoNRVibjFQf9j24sQ", "4.2-IV1", "4",
-                                "1", "3", "6", "74", "74", "1", "2", "2026-03-03T07:50:02.470Z",
-                                "0"]
-    assert lines[5] == ("fleet: 4 clusters (2 with problems), 12 brokers (3 fenced), "
+    assert [line.split()[0] for line in lines[1:6]] == [
+        str(root / n) for n in ("damaged", "fresh", "good-a", "nested/good-b", "unreadable")]
+    assert lines[2].split()[2:4] == ["never", "started"] and lines[2].split()[-1] == "0"
+    assert lines[3].split() == [str(root / "good-a"), "bjaYWdoNRVibjFQf9j24sQ", "loaded", "4.2-IV1",
+                                "4", "1", "3", "6", "74", "74", "1", "2",
+                                "2026-03-03T07:50:02.470Z", "0"]
+    assert lines[6] == ("fleet: 5 clusters (2 with problems, 1 never started), 12 brokers (3 fenced), "
                         "9 controllers, 18 topics, 222 partitions, 222 under-replicated, "
                         "3 offline, 6 under min ISR")
     # Spark's own output stays off the terminal; our progress and problems are there
     assert "WARN" not in proc.stderr and "log4j" not in proc.stderr
-    assert "kafka-metadata-fleet: 4 cluster(s) below" in proc.stderr
+    assert "kafka-metadata-fleet: 5 cluster(s) below" in proc.stderr
     assert f"{root / 'damaged'}: " in proc.stderr
     from metashell.spark.schemas import TABLES
     assert sorted(p.name for p in out.iterdir()) == sorted(TABLES)
     assert all(list((out / t).glob("*.parquet")) for t in ("clusters", "partitions", "records"))
     # -o json: the same report for scripts
     report = json.loads(render(report_rows(spark.read.parquet(str(out / "clusters"))), "json"))
-    assert report["total"] == {"clusters": 4, "clusters_with_problems": 2, "brokers": 12,
+    assert report["total"] == {"clusters": 5, "clusters_with_problems": 2,
+                               "clusters_never_started": 1, "brokers": 12,
                                "fenced_brokers": 3, "controllers": 9, "topics": 18,
                                "partitions": 222, "under_replicated": 222, "offline": 3,
                                "under_min_isr": 6}
-    assert report["clusters"][1]["last_time"] == "2026-03-03T07:50:02.470Z"
+    assert report["clusters"][2]["last_time"] == "2026-03-03T07:50:02.470Z"
 
 
 LOCAL_CLUSTER_SCRIPT = """

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from metashell.kraft.writer import LogWriter, Out, record
+from metashell.kraft.writer import LogWriter, Out, record, snapshot_bytes
 from metashell.replay.summary import summarize
 from metashell.session import open_session
 
@@ -45,7 +45,8 @@ def both(path: Path) -> tuple[dict, dict]:
     """(summary as the shell computes it, summary by folding every partition)."""
     fast = open_session(path).summary()
     s = open_session(path)
-    return fast, summarize(s.image, Folding(s.engine), s.times)
+    folded = summarize(s.image, Folding(s.engine), s.times)
+    return fast, {**folded, "problems": s.problems()}   # the session adds the load's problems
 
 
 def tid(n: int) -> str:
@@ -68,9 +69,7 @@ def snapshot(path: Path, topics: list[list[Out]], configs=()) -> Path:
     for t, parts in enumerate(topics):
         outs.append(record("TopicRecord", name=f"topic-{t}", topicId=tid(t)))
         outs += parts
-    w = LogWriter(0, 3, TS)
-    w.records(outs, per_batch=len(outs))
-    w.write(path)
+    path.write_bytes(snapshot_bytes(outs, epoch=3, timestamp=TS, per_batch=len(outs)))
     return path
 
 

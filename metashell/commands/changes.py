@@ -7,6 +7,9 @@ from metashell.commands.base import (FAILED, NOT_FOUND, OK, Command, expand, has
 from metashell.commands.registry import register
 from metashell.render import json_text, table_lines
 
+#: after the summary of a snapshot's stand-in for an entity's earlier records
+SNAPSHOT_MARK = "  [from snapshot]"
+
 
 @register
 class Changes(Command):
@@ -20,8 +23,16 @@ and a one-line summary of what it changed. PATH names an entity such as
 inside one; it may be a glob, and each match is listed under a 'PATH:'
 header when there are several.
 
---output json: a JSON array of {offset, time, type, summary}; with several
-PATHs or a glob, an object mapping each matched path to its array.
+A snapshot holds an entity as one record, stamped with the snapshot's last
+offset and time. When the segments before the snapshot are still in the
+log dir, the entity's own records are read from them instead (with their
+offsets and times); where the log does not reach back, the snapshot's
+record is listed, marked '[from snapshot]': the entity was so at that
+offset, created or changed at some time before it.
+
+--output json: a JSON array of {offset, time, type, summary, fromSnapshot};
+with several PATHs or a glob, an object mapping each matched path to its
+array.
 
 Errors: 'changes: PATH: no such file or directory', 'changes: PATH: no
 change history (not an entity)'; the exit status is then 1."""
@@ -61,5 +72,6 @@ change history (not an entity)'; the exit status is then 1."""
                 ctx.write(f"{label}:")
             ctx.write_lines(table_lines(
                 [[str(r.get("offset", "-")), str(r.get("time", "-")), str(r.get("type", "")),
-                  str(r.get("summary", ""))] for r in rows], right=(0,)))
+                  str(r.get("summary", "")) + (SNAPSHOT_MARK if r.get("fromSnapshot") else "")]
+                 for r in rows], right=(0,)))
         return status

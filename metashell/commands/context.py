@@ -35,6 +35,7 @@ class Context:
     exit_requested: bool = False
     source: str = ""                       # what was loaded (for the banner and help)
     problems_seen: int = 0                 # session problems already reported
+    problems_raised: int = 0               # problems commands warned about (--strict)
 
 
     @classmethod
@@ -56,6 +57,20 @@ class Context:
         self.problems_seen += len(problems)
         for problem in problems:
             self.error(WARNING_PREFIX + str(problem))
+
+    def warn(self, text: str, problem: bool = True) -> None:
+        """A warning line on stderr; a ``problem`` (the answer may be
+        incomplete or not what was asked) is counted for ``--strict``."""
+        self.error(WARNING_PREFIX + text)
+        if problem:
+            self.problems_raised += 1
+
+    def strict_failure(self) -> bool:
+        """Whether ``--strict`` fails the run: any problem of the load, found
+        since, or raised by a command (see ``metashell.findings``)."""
+        problems = getattr(self.session, "problems", None)
+        found = problems() if callable(problems) else getattr(self.session, "warnings", [])
+        return bool(found) or self.problems_raised > 0
 
     @property
     def json(self) -> bool:

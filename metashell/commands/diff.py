@@ -7,7 +7,6 @@ import os
 
 from metashell.commands.base import USAGE, Command
 from metashell.commands.registry import register
-from metashell.commands.context import WARNING_PREFIX
 from metashell.errors import MetashellError
 from metashell.fs import paths
 from metashell.fs.compare import ADD, MODIFY, REMOVE, compare, subtree_value
@@ -99,7 +98,7 @@ that finds changes makes the run's status 1."""
         # a rewound image has no quorum of its own
         quorum = any(QUORUM not in skip for skip in skips)
         try:
-            old_image, warnings = session.baseline(from_offset=args.from_offset,
+            old_image, findings = session.baseline(from_offset=args.from_offset,
                                                    from_time=args.from_time,
                                                    against=args.against, rewinding=not quorum)
         except MetashellError as e:
@@ -108,8 +107,9 @@ that finds changes makes the run's status 1."""
         except OSError as e:
             ctx.error(f"diff: {e.filename or args.against}: {e.strerror or e}")
             return USAGE
-        for warning in warnings:
-            ctx.error(f"{WARNING_PREFIX}{warning}")
+        problems = set(findings.problems)
+        for line in findings.lines:
+            ctx.warn(line, problem=line in problems)
         try:
             return self._compare(ctx, args, old_image, targets, skips)
         except MetashellError as e:   # a file changed under us while records were read again
@@ -119,7 +119,11 @@ that finds changes makes the run's status 1."""
     def _compare(self, ctx, args, old_image, targets, skips) -> int:
         session = ctx.session
         secrets = getattr(session, "show_secrets", False)
-        sides = _Sides(old_image, session.image, secrets)
+        # brokers' start times from the source's batch headers, on both sides when it
+        # is the same source (a broker of a snapshot has no other): as the tree shows
+        times = getattr(session, "times", None)
+        sides = _Sides(old_image, session.image, secrets, times,
+                       times if args.against is None else None)
         for parts in targets:
             if parts[:1] != ALWAYS_LEFT_OUT and (lookup(sides.old, parts) is None
                                                  and lookup(sides.new, parts) is None):
@@ -159,11 +163,11 @@ class _Sides:
     """The two images, as compared (secrets shown: a changed secret must be
     seen to change) and as printed (secrets as the session shows them)."""
 
-    def __init__(self, old_image, new_image, show_secrets: bool):
-        self.old = build_root(old_image, show_secrets=True)
-        self.new = build_root(new_image, show_secrets=True)
-        self.old_shown = build_root(old_image, show_secrets=show_secrets)
-        self.new_shown = build_root(new_image, show_secrets=show_secrets)
+    def __init__(self, old_image, new_image, show_secrets: bool, new_times=None, old_times=None):
+        self.old = build_root(old_image, show_secrets=True, times=old_times)
+        self.new = build_root(new_image, show_secrets=True, times=new_times)
+        self.old_shown = build_root(old_image, show_secrets=show_secrets, times=old_times)
+        self.new_shown = build_root(new_image, show_secrets=show_secrets, times=new_times)
 
     def values(self, change) -> tuple:
         old = lookup(self.old_shown, change.parts) if change.op != ADD else None

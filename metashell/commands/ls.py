@@ -5,6 +5,7 @@ from __future__ import annotations
 from metashell.commands.base import (FAILED, NOT_FOUND, OK, Command, basename, expand,
                                      has_glob, shown)
 from metashell.commands.registry import register
+from metashell.fs import paths
 from metashell.render import (column_lines, iso_time, json_text, style, table_lines,
                               value_text)
 
@@ -13,20 +14,36 @@ DIR_STYLE = "bold blue"
 COLOR_LIMIT = 10000
 
 
-def _entry(name: str, node) -> dict:
-    """What ``ls -l`` shows of one node."""
+#: before the offset and time of a last change that is the snapshot's stamp
+SNAPSHOT_MARK = "\u2264"
+
+
+def _entry(ctx, name: str, node, path: str) -> dict:
+    """What ``ls -l`` shows of the node at ``path``. Its last change, where
+    it is a snapshot's stamp, is read from the log before the snapshot when
+    the log dir holds it (``Session.last_change``); ``fromSnapshot``: it
+    still is one (the entity was so there, changed at or before it)."""
     if node.is_dir:
         size = len(node.children())
     else:
         size = len(value_text(node.value()))
-    change = node.last_change()
+    change, from_snapshot = node.last_change(), False
+    honest = getattr(ctx.session, "last_change", None)
+    if honest is not None and change is not None:
+        change, from_snapshot = honest(paths.split(path), change)
     offset, ms = change if change is not None else (None, None)
     entry = {"name": name, "type": "dir" if node.is_dir else "file", "size": size,
-             "offset": offset, "time": iso_time(ms) if ms is not None else None}
+             "offset": offset, "time": iso_time(ms) if ms is not None else None,
+             "fromSnapshot": from_snapshot}
     note = node.note()
     if note:
         entry["note"] = note
     return entry
+
+
+def _under(path: str, pairs) -> list[tuple]:
+    """``(name, node, path)`` of ``pairs`` of names and nodes in directory ``path``."""
+    return [(name, node, paths.child_path(path, name)) for name, node in pairs]
 
 
 def _children(node):
@@ -75,9 +92,16 @@ snapshot (never decoding a record; the first metadata batch from that
 offset on, as a Raft control batch the controller did not count can sit at
 the epoch's offset).
 
+Where the last change of an entity is in the snapshot loaded, it is read
+from the segments before the snapshot when the log dir still holds them
+(as 'changes PATH' does). What no segment holds is marked '≤' (before
+its offset and time): the stamp of a snapshot, the entity was so there,
+changed at or before that offset.
+
 --output json: a JSON array of names; with several PATHs or a glob, an
 object mapping each matched path to its array. With -l the names become
-objects {name, type, size, offset, time}, plus "note" where there is one.
+objects {name, type, size, offset, time, fromSnapshot}, plus "note" where
+there is one.
 
 Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
 
@@ -90,8 +114,8 @@ Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
     def run(self, ctx, args) -> int:
         targets = args.targets or ["."]
         status = OK
-        files: list[tuple[str, str, object]] = []      # (label, name, node)
-        dirs: list[tuple[str, object]] = []            # (label, node)
+        files: list[tuple[str, str, object, str]] = []  # (label, name, node, path)
+        dirs: list[tuple[str, object, str]] = []        # (label, node, path)
         for target in targets:
             matches = expand(ctx, target)
             if not matches:
@@ -101,9 +125,9 @@ Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
             for match in matches:
                 label = shown(target, match)
                 if match.node.is_dir:
-                    dirs.append((label, match.node))
+                    dirs.append((label, match.node, match.path))
                 else:
-                    files.append((label, basename(match.path), match.node))
+                    files.append((label, basename(match.path), match.node, match.path))
         several = len(targets) > 1 or any(has_glob(t) for t in targets)
         if ctx.json:
             self._json(ctx, args.long, files, dirs, several)
@@ -114,22 +138,22 @@ Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
     # ------------------------------------------------------------------ json
 
     def _json(self, ctx, long, files, dirs, several) -> None:
-        def names(pairs):
-            return [_entry(n, c) if long else n for n, c in pairs]
+        def names(entries):
+            return [_entry(ctx, n, c, p) if long else n for n, c, p in entries]
 
         if not several:
             if dirs:
-                ctx.write(json_text(names(_children(dirs[0][1]))))
+                ctx.write(json_text(names(_under(dirs[0][2], _children(dirs[0][1])))))
             elif files:
-                ctx.write(json_text(names([(files[0][1], files[0][2])])))
+                ctx.write(json_text(names([files[0][1:]])))
             else:
                 ctx.write("[]")
             return
         result = {}
-        for label, name, node in files:
-            result[label] = names([(name, node)])
-        for label, node in dirs:
-            result[label] = names(_children(node))
+        for label, name, node, path in files:
+            result[label] = names([(name, node, path)])
+        for label, node, path in dirs:
+            result[label] = names(_under(path, _children(node)))
         ctx.write(json_text(result))
 
     # ------------------------------------------------------------------ text
@@ -137,33 +161,35 @@ Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
     def _text(self, ctx, long, files, dirs) -> None:
         sections = 0
         if files:
-            self._print_entries(ctx, long, [(name, node) for _, name, node in files])
+            self._print_entries(ctx, long, [f[1:] for f in files])
             sections += 1
         need_header = bool(files) or len(dirs) > 1
-        for label, node in dirs:
+        for label, node, path in dirs:
             if need_header:
                 if sections:
                     ctx.write()
                 ctx.write(f"{label}:")
-            self._print_entries(ctx, long, None, node)
+            self._print_entries(ctx, long, None, node, path)
             sections += 1
 
-    def _print_entries(self, ctx, long, pairs, directory=None) -> None:
+    def _print_entries(self, ctx, long, entries, directory=None, path="/") -> None:
+        """``entries`` (name, node, path), else the children of ``directory`` at ``path``."""
         if long:
-            if pairs is None:
-                pairs = _children(directory)
+            if entries is None:
+                entries = _under(path, _children(directory))
             rows = []
-            for name, node in pairs:
-                e = _entry(name, node)
+            for name, node, at in entries:
+                e = _entry(ctx, name, node, at)
                 shown_name = style(name, DIR_STYLE, ctx.color and node.is_dir)
                 if "note" in e:
                     shown_name += f"  ({e['note']})"
+                mark = SNAPSHOT_MARK if e["fromSnapshot"] else ""
                 rows.append(["d" if node.is_dir else "-", str(e["size"]),
-                             "-" if e["offset"] is None else str(e["offset"]),
-                             e["time"] or "-", shown_name])
+                             "-" if e["offset"] is None else mark + str(e["offset"]),
+                             mark + e["time"] if e["time"] else "-", shown_name])
             ctx.write_lines(table_lines(rows, right=(1, 2)))
             return
-        if pairs is None:
+        if entries is None:
             names = directory.children()
             if ctx.color and len(names) <= COLOR_LIMIT:
                 is_dir = []
@@ -173,8 +199,8 @@ Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
             else:
                 is_dir = None
         else:
-            names = [n for n, _ in pairs]
-            is_dir = [node.is_dir for _, node in pairs] if ctx.color else None
+            names = [n for n, _, _ in entries]
+            is_dir = [node.is_dir for _, node, _ in entries] if ctx.color else None
         if is_dir is None:
             decorate = None
         else:

@@ -18,7 +18,10 @@ def _start_text(row: dict) -> str:
 
 
 def text_view(data: dict) -> dict:
-    """The summary as text shows it: each broker's start on one line."""
+    """The summary as text shows it: each broker's start on one line, each
+    problem on its own numbered line."""
+    if data.get("problems"):
+        data = {**data, "problems": {str(i): p for i, p in enumerate(data["problems"], 1)}}
     brokers = dict(data.get("brokers") or {})
     if "started" not in brokers:
         return data
@@ -35,7 +38,8 @@ class Summary(Command):
     details = """\
 Counts of brokers, controllers, topics and partitions; under-replicated,
 offline and under-min-ISR partitions; metadata.version and the other
-features; the last applied offset and time; records skipped while loading.
+features; the last applied offset and time; what the records did; and
+the problems of the load, one line each.
 With -C (a live quorum) the quorum group also has the observer's state
 (following, catching up, quorum lost, stopped), the quorum's high
 watermark, the committed offset applied and the leader's endpoint.
@@ -50,6 +54,22 @@ controller appends a record every 500 ms). Text: one line per broker,
 '<id>: <time>  offset <n>  up <age>'; where the time is unknown, why (see
 'man ls': the segments holding the offset are gone, or the epoch is not an
 offset).
+
+records: recordsApplied counts the metadata records replayed into the
+image (those before a time-travel limit; a snapshot's count as applied);
+recordsSkipped those that could not be decoded or applied (each also a
+problem); recordsDropped those of metadata transactions that were aborted
+or never ended (as Kafka drops them); byType, recordsApplied by record type.
+Records in a damaged batch that was skipped are in none of these counts
+(their number cannot be trusted): the batch is a problem instead.
+recordsSkippedWithErrors is the same number as records.recordsSkipped.
+
+problems: every problem of the load and since (a damaged batch skipped, a
+record not applied, an incomplete or unusable snapshot and the fallback
+from it, a gap in the log, a snapshot past the end of the log, time travel
+past the data): the warnings that --strict fails on. Notes, such as a torn
+last batch of the newest segment, are not problems. Text: '-' or one
+numbered line each; JSON: a list of strings, [] when the load was clean.
 
 --output json: one JSON object with the same keys; brokers.started is an
 array of {brokerId, registeredAt, registeredAtOffset, ageMs, note} (note:

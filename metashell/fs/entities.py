@@ -9,7 +9,7 @@ applied to the path where its change shows (:func:`entity_path`).
 
 from __future__ import annotations
 
-from .paths import to_text
+from .paths import plain_id, to_text
 from .tree import DEFAULT_NAME
 
 
@@ -24,14 +24,11 @@ def entity_records(image, parts: list[str]) -> list | None:
         t = image.topics.get(rest[0]) if head == "topicIds" else image.topic_by_name(rest[0])
         tid = t.topic_id if t is not None else (rest[0] if head == "topicIds" else None)
         if len(rest) >= 2 and rest[1] not in ("id", "name"):
-            if t is None or not rest[1].lstrip("-").isdigit():
-                return None
-            return t.partition_history(int(rest[1]))
+            pid = plain_id(rest[1])
+            return None if t is None or pid is None else t.partition_history(pid)
         return image.records(("topic", tid))
-    if head == "brokers" and rest and rest[0].isdigit():
-        return h.get(("broker", int(rest[0])))
-    if head == "controllers" and rest and rest[0].isdigit():
-        return h.get(("controller", int(rest[0])))
+    if head in ("brokers", "controllers") and rest and plain_id(rest[0]) is not None:
+        return h.get((head[:-1], plain_id(rest[0])))
     if head == "configs" and len(rest) >= 2:
         return image.records(("config", rest[0], "" if rest[1] == DEFAULT_NAME else rest[1]))
     if head == "clientQuotas" and rest:

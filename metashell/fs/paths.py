@@ -7,7 +7,18 @@ slashes collapse, and a name such as ``.keep`` is an ordinary name.
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
+
+_PLAIN_ID = re.compile(r"0|[1-9][0-9]*")   # ASCII digits only, no sign, no leading zero
+
+
+def plain_id(name: str) -> "int | None":
+    """The broker, controller or partition id a path component names, or
+    None: ids are plain decimals as ``ls`` lists them, so ``03``, ``+3``,
+    `` 3`` and a full-width ``３`` (which ``int()`` would all take) name no
+    id, and one entity has one path."""
+    return int(name) if _PLAIN_ID.fullmatch(name) else None
 
 
 def split(path: str) -> list[str]:

@@ -18,6 +18,7 @@ from ..kraft import enums
 from ..replay.registration import registration_offset, registration_time
 from ..timefmt import iso_time
 from .node import DictDir, Leaf, Node, sort_names
+from .paths import plain_id
 
 REDACTED = "[redacted]"
 DEFAULT_NAME = "<default>"
@@ -132,7 +133,7 @@ class BrokersDir(_Dir):
         return [str(i) for i in sorted(self.image.brokers)]
 
     def child(self, name):
-        b = self.image.brokers.get(_int(name))
+        b = self.image.brokers.get(plain_id(name))
         if b is None:
             return None
         ch = b.change
@@ -165,7 +166,7 @@ class ControllersDir(_Dir):
         return [str(i) for i in sorted(self.image.controllers)]
 
     def child(self, name):
-        c = self.image.controllers.get(_int(name))
+        c = self.image.controllers.get(plain_id(name))
         if c is None:
             return None
         r = c.registration
@@ -221,7 +222,7 @@ class TopicDir(_Dir):
             return Leaf("id", t.topic_id, change=t.change)
         if name == "name":
             return Leaf("name", t.name, change=t.change)
-        pid = _int(name)
+        pid = plain_id(name)
         if self._states is not None:
             state = self._states.get(pid)
         elif pid is None or pid not in t.partition_records:
@@ -477,10 +478,3 @@ def local_dir(view: View) -> Node:
 
 def _b64(raw) -> str:
     return base64.b64encode(bytes(raw)).decode("ascii")
-
-
-def _int(name: str) -> int | None:
-    try:
-        return int(name)
-    except ValueError:
-        return None

@@ -126,7 +126,9 @@ class LoadPlan:
     ``bootstrap`` is the log dir's ``bootstrap.checkpoint`` (informational,
     unless it is also ``snapshot`` because the log is empty).
     ``meta_properties`` / ``quorum_state`` are None when absent or malformed
-    (malformed adds a note). ``notes`` are one-line remarks for the user.
+    (malformed adds a note). ``notes`` are one-line remarks for the user;
+    ``problems`` those of them that mean state is missing from the image
+    (a gap in the log), which ``--strict`` fails on (``metashell.findings``).
     """
 
     kind: str
@@ -142,8 +144,20 @@ class LoadPlan:
     #: every segment of the partition directory, sorted (for with_snapshot)
     all_segments: list[SegmentFile] = field(default_factory=list)
     until_offset: int | None = None
+    #: how notes name until_offset (diff's other side is --from-offset)
+    offset_option: str = "--until-offset"
     #: notes that hold whatever snapshot is chosen (with_snapshot keeps them)
     base_notes: list[str] = field(default_factory=list, repr=False)
+    #: the notes that are problems: records missing between the snapshot and the log
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def never_started(self) -> bool:
+        """A node formatted (``kafka-storage format``) but never started: a
+        log dir holding ``bootstrap.checkpoint`` and no ``__cluster_metadata-0/``.
+        Its image is the bootstrap records; nothing is wrong with it."""
+        return (self.kind == "logdir" and self.snapshot is not None and self.snapshot.bootstrap
+                and not (self.path / PARTITION_DIR).is_dir())
 
     @property
     def files(self) -> list[Path]:
@@ -155,7 +169,7 @@ class LoadPlan:
         """The same plan starting from another snapshot (or none, for the whole log)."""
         if self.kind not in ("logdir", "partition-dir"):
             raise ValueError("with_snapshot applies to directory plans only")
-        new = replace(self, snapshot=snapshot, notes=list(self.base_notes))
+        new = replace(self, snapshot=snapshot, notes=list(self.base_notes), problems=[])
         _choose_segments(new)
         return new
 
@@ -317,7 +331,7 @@ def classify(path) -> str:
 # ---------------------------------------------------------------------------
 # plan
 
-def plan(path, until_offset: int | None = None) -> LoadPlan:
+def plan(path, until_offset: int | None = None, offset_option: str = "--until-offset") -> LoadPlan:
     """The load plan for ``path`` (see :class:`LoadPlan`).
 
     A file gives a plan of that one file (``until_offset`` is then applied
@@ -336,7 +350,7 @@ def plan(path, until_offset: int | None = None) -> LoadPlan:
     """
     path = Path(path)
     kind = classify(path)
-    p = LoadPlan(kind=kind, path=path, until_offset=until_offset)
+    p = LoadPlan(kind=kind, path=path, until_offset=until_offset, offset_option=offset_option)
     if kind == "segment":
         p.segments = [SegmentFile(path, _segment_base(path.name))]
         p.all_segments = list(p.segments)
@@ -353,7 +367,7 @@ def plan(path, until_offset: int | None = None) -> LoadPlan:
         p.skip_before_offset = end or 0
         if until_offset is not None and end is not None and end - 1 > until_offset:
             p.notes.append(
-                f"{path.name} holds offsets up to {end - 1}, beyond --until-offset "
+                f"{path.name} holds offsets up to {end - 1}, beyond {offset_option} "
                 f"{until_offset}: a snapshot can only be loaded whole")
         return p
 
@@ -462,7 +476,7 @@ def _plan_directory(p: LoadPlan, logdir: Path, partdir: Path) -> None:
     candidates = [s for s in snapshots if u is None or s.end_offset - 1 <= u]
     if u is not None and len(candidates) < len(snapshots):
         skipped = len(snapshots) - len(candidates)
-        notes.append(f"--until-offset {u}: {skipped} newer snapshot(s) not used")
+        notes.append(f"{p.offset_option} {u}: {skipped} newer snapshot(s) not used")
     p.snapshot_candidates = candidates
     p.snapshot = candidates[0] if candidates else None
     if (p.snapshot is not None and p.snapshot.end_offset == 0 and not segments
@@ -490,20 +504,20 @@ def _choose_segments(p: LoadPlan) -> None:
         later = [s for s in chosen if s.base_offset > u]
         if later:
             chosen = [s for s in chosen if s.base_offset <= u]
-            p.notes.append(f"--until-offset {u}: {len(later)} segment(s) starting after it "
+            p.notes.append(f"{p.offset_option} {u}: {len(later)} segment(s) starting after it "
                            f"not loaded")
     p.segments = chosen
     if chosen and chosen[0].base_offset > end:
         first = chosen[0]
         if p.snapshot is not None and not p.snapshot.bootstrap:
-            p.notes.append(
-                f"gap: snapshot {p.snapshot.path.name} ends at offset {end - 1} but the next "
-                f"segment {first.path.name} starts at {first.base_offset}: records "
-                f"{end}-{first.base_offset - 1} are missing")
+            gap = (f"gap: snapshot {p.snapshot.path.name} ends at offset {end - 1} but the next "
+                   f"segment {first.path.name} starts at {first.base_offset}: records "
+                   f"{end}-{first.base_offset - 1} are missing")
         else:
-            p.notes.append(
-                f"the log starts at offset {first.base_offset} and no snapshot covers the "
-                f"records before it: state from offsets 0-{first.base_offset - 1} is missing")
+            gap = (f"the log starts at offset {first.base_offset} and no snapshot covers the "
+                   f"records before it: state from offsets 0-{first.base_offset - 1} is missing")
+        p.notes.append(gap)
+        p.problems.append(gap)
 
 
 # ---------------------------------------------------------------------------

@@ -804,6 +804,8 @@ class ReplayEngine:
         elif name == "SnapshotHeaderRecord" and self._snapshot is not None:
             if self._snapshot[1] is None:
                 self._snapshot = (self._snapshot[0], d["lastContainedLogTimestamp"])
+                if self._snapshot[0] is not None:   # the image is as of the snapshot's last record
+                    self.image.last_time = max(self.image.last_time, self._snapshot[1])
             return
         else:
             return

@@ -25,10 +25,10 @@ from . import discover
 PROG = "kafka-metadata-fleet"
 FORMAT = "kraft-metadata"
 
-COLUMNS = ("cluster", "cluster_id", "metadata_release", "brokers", "fenced_brokers",
+COLUMNS = ("cluster", "cluster_id", "state", "metadata_release", "brokers", "fenced_brokers",
            "controllers", "topics", "partitions", "under_replicated", "offline",
            "under_min_isr", "last_time", "problems")
-HEADINGS = ("CLUSTER", "CLUSTER ID", "MV", "BROKERS", "FENCED", "CONTROLLERS", "TOPICS",
+HEADINGS = ("CLUSTER", "CLUSTER ID", "STATE", "MV", "BROKERS", "FENCED", "CONTROLLERS", "TOPICS",
             "PARTITIONS", "URP", "OFFLINE", "UNDER-MIN-ISR", "LAST CHANGE", "PROBLEMS")
 TOTALS = ("brokers", "fenced_brokers", "controllers", "topics", "partitions", "under_replicated",
           "offline", "under_min_isr")
@@ -36,13 +36,14 @@ TOTALS = ("brokers", "fenced_brokers", "controllers", "topics", "partitions", "u
 EPILOG = """\b
 Examples:
   kafka-metadata-fleet /backups/kafka
+  kafka-metadata-fleet /backups/dc1 /backups/dc2/meta
   kafka-metadata-fleet '/backups/*/meta' -o json | jq '.total'
   kafka-metadata-fleet /backups/kafka --out /tmp/fleet --master spark://head:7077
 """
 
 
 @click.command(name=PROG, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("path")
+@click.argument("paths", metavar="PATH...", nargs=-1, required=True)
 @click.option("--out", metavar="DIR", type=click.Path(file_okay=False),
               help="Also write every table as Parquet, one folder per table.")
 @click.option("--master", metavar="URL",
@@ -51,17 +52,18 @@ Examples:
               show_default=True, help="Output format.")
 @click.version_option(__version__, "--version", prog_name=PROG,
                       message="%(prog)s (metashell) %(version)s")
-def cli(path, out, master, output):
-    """Report on every KRaft cluster below PATH (a metadata log dir, a
+def cli(paths, out, master, output):
+    """Report on every KRaft cluster below each PATH (a metadata log dir, a
     metadata file, a folder of them, or a glob) with Spark."""
     err = sys.stderr
+    paths = list(dict.fromkeys(paths))
     try:
-        clusters = discover.clusters(path)
+        clusters = list(dict.fromkeys(c for path in paths for c in discover.clusters(path)))
         if out is not None:
             _check_out(out, clusters)
-        err.write(f"{PROG}: {len(clusters)} cluster(s) below {path}; "
+        err.write(f"{PROG}: {len(clusters)} cluster(s) below {' '.join(paths)}; "
                   f"starting Spark ({master or 'default master'})\n")
-        rows = _run(path, out, master, err)
+        rows = _run(paths, out, master, err)
     except MetashellError as e:
         err.write(f"{PROG}: {e}\n")
         sys.exit(1)
@@ -82,7 +84,7 @@ def _check_out(out: str, clusters: list[str]) -> None:
             raise MetashellError(f"{out}: inside the input {c}; nothing is ever written there")
 
 
-def _run(path: str, out: str | None, master: str | None, err) -> list[dict]:
+def _run(paths: list[str], out: str | None, master: str | None, err) -> list[dict]:
     """Run the job; the clusters table as dicts."""
     try:
         from .schemas import TABLES
@@ -100,11 +102,11 @@ def _run(path: str, out: str | None, master: str | None, err) -> list[dict]:
         if out is not None:
             for table in TABLES:
                 progress.label = f"writing {table}"
-                reader.option("table", table).load(path).write.mode("overwrite").parquet(
+                reader.option("table", table).load(paths).write.mode("overwrite").parquet(
                     os.path.join(out, table))
             clusters = spark.read.parquet(os.path.join(out, "clusters"))
         else:
-            clusters = reader.option("table", "clusters").load(path)
+            clusters = reader.option("table", "clusters").load(paths)
         progress.label = "loading clusters"
         rows = report_rows(clusters)
     except Exception as e:   # a Spark failure arrives as a long Java/Python trace
@@ -197,7 +199,8 @@ def _cell(row: dict, col: str) -> str:
 
 def total(rows: list[dict]) -> dict:
     out = {"clusters": len(rows),
-           "clusters_with_problems": sum(1 for r in rows if r["problems"])}
+           "clusters_with_problems": sum(1 for r in rows if r["problems"]),
+           "clusters_never_started": sum(1 for r in rows if r["state"] == "never started")}
     for col in TOTALS:
         out[col] = sum(r[col] or 0 for r in rows)
     return out
@@ -211,7 +214,8 @@ def render(rows: list[dict], output: str) -> str:
     widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in table]
     t = total(rows)
-    lines.append(f"fleet: {t['clusters']} clusters ({t['clusters_with_problems']} with problems), "
+    lines.append(f"fleet: {t['clusters']} clusters ({t['clusters_with_problems']} with problems, "
+                 f"{t['clusters_never_started']} never started), "
                  f"{t['brokers']} brokers ({t['fenced_brokers']} fenced), {t['controllers']} "
                  f"controllers, {t['topics']} topics, {t['partitions']} partitions, "
                  f"{t['under_replicated']} under-replicated, {t['offline']} offline, "

@@ -75,8 +75,7 @@ def problem(text: str) -> dict:
 
 
 def rows_clusters(session):
-    loaded_problems = len(session.engine.problems)
-    s = session.summary()   # folds every partition: more problems may turn up
+    s = session.summary()   # folds every partition: more problems may turn up, all listed
     local = _dir(session, "local")
     loaded = local.child("loaded").value()
     node_id = local.child("nodeId")
@@ -92,12 +91,28 @@ def rows_clusters(session):
            s["topics"], s["partitions"], s["underReplicatedPartitions"], s["offlinePartitions"],
            s["underMinIsrPartitions"], counts["recordsApplied"], counts["recordsSkipped"],
            counts["recordsDropped"], list(counts["byType"].items()),
-           [problem(w) for w in session.warnings + session.new_problems(loaded_problems)])
+           [problem(p) for p in s["problems"]], cluster_state(session),
+           notes(session.warnings, s["problems"]))
+
+
+def notes(warnings: list[str], problems: list[str]) -> list[str]:
+    """The warnings that are not problems (metashell.findings)."""
+    problems = set(problems)
+    return [w for w in warnings if w not in problems]
+
+
+#: a cluster's ``state``: read (its problems, if any, in ``problems``), a node
+#: formatted but never started (its image is the bootstrap records), unreadable
+LOADED, NEVER_STARTED, UNREADABLE = "loaded", "never started", "unreadable"
+
+
+def cluster_state(session) -> str:
+    return NEVER_STARTED if session.plan.never_started else LOADED
 
 
 def failed_cluster_row(kind: "str | None", message: str) -> tuple:
     """The ``clusters`` row of a cluster that could not be loaded at all."""
-    return (kind,) + (None,) * 22 + ([problem(message)],)
+    return (kind,) + (None,) * 22 + ([problem(message)], UNREADABLE, [])
 
 
 # -- topics and partitions -----------------------------------------------------------------

@@ -24,7 +24,7 @@ IMAGE_TABLES = {
         "records_applied BIGINT, records_skipped BIGINT, records_dropped BIGINT, "
         "records_by_type MAP<STRING, BIGINT>, "
         "problems ARRAY<STRUCT<file: STRING, byte: BIGINT, offset: BIGINT, message: STRING, "
-        "text: STRING>>"),
+        "text: STRING>>, state STRING, notes ARRAY<STRING>"),
     "topics": f"topic STRING, topic_id STRING, partitions INT, {_CHANGE}",
     "partitions": (
         "topic STRING, topic_id STRING, partition INT, leader INT, leader_epoch INT, "
