@@ -31,7 +31,7 @@ def lines(text):
 # ------------------------------------------------------------------ registry / dispatch
 
 def test_registry_has_kafkas_ten_and_ours():
-    assert list(COMMANDS) == ["cat", "cd", "changes", "diff", "exit", "find", "help", "history",
+    assert list(COMMANDS) == ["cat", "cd", "changes", "diff", "exit", "find", "help", "history", "log",
                               "ls", "man", "pwd", "summary", "tree", "watch"]
     for name, command in COMMANDS.items():
         assert command.name == name
@@ -42,7 +42,7 @@ def test_unknown_command(ctx):
     status, out, err = sh(ctx, "blah")
     assert status == 2 and out == ""
     assert err == ("unknown command 'blah' (choose from cat, cd, changes, diff, exit, find, help, "
-                   "history, ls, man, pwd, summary, tree, watch)\n")
+                   "history, log, ls, man, pwd, summary, tree, watch)\n")
 
 
 @pytest.mark.parametrize("typed,guess", [("l", "'ls'"), ("lss", "'ls'"), ("tre", "'tree'"),

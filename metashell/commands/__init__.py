@@ -22,6 +22,7 @@ from metashell.commands.exit import Exit
 from metashell.commands.find import Find
 from metashell.commands.help import Help
 from metashell.commands.history import History
+from metashell.commands.log import Log
 from metashell.commands.ls import Ls
 from metashell.commands.man import Man
 from metashell.commands.pwd import Pwd
@@ -35,7 +36,7 @@ __all__ = ["COMMANDS", "Command", "Context", "command_names", "complete_line",
 #: name -> command, alphabetical (the order of help and of error messages)
 COMMANDS: dict[str, Command] = {
     c.name: c for c in sorted(
-        (Cat(), Cd(), Changes(), Diff(), Exit(), Find(), Help(), History(), Ls(), Man(), Pwd(),
+        (Cat(), Cd(), Changes(), Diff(), Exit(), Find(), Help(), History(), Log(), Ls(), Man(), Pwd(),
          Summary(), Tree(), Watch()),
         key=lambda c: c.name)
 }

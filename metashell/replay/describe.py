@@ -12,7 +12,7 @@ from ..loader import enums
 
 
 def _list(v) -> str:
-    return "[" + ",".join(str(x) for x in v) + "]"
+    return "[" + ",".join(map(str, v)) + "]"   # map: no generator frame per item (``log``)
 
 
 def describe(rec, show_secrets: bool = False) -> str:

@@ -1,0 +1,1 @@
+"""The KRaft wire format: fixed binary layouts declared once (``layouts``)."""
