@@ -31,8 +31,8 @@ def lines(text):
 # ------------------------------------------------------------------ registry / dispatch
 
 def test_registry_has_kafkas_ten_and_ours():
-    assert list(COMMANDS) == ["cat", "cd", "changes", "diff", "exit", "find", "help", "history", "log",
-                              "ls", "man", "pwd", "summary", "tree", "watch"]
+    assert list(COMMANDS) == ["brokers", "cat", "cd", "changes", "diff", "exit", "find", "help", "history",
+                              "log", "ls", "man", "partitions", "pwd", "summary", "tree", "watch"]
     for name, command in COMMANDS.items():
         assert command.name == name
         assert command.description and "\n" not in command.description
@@ -41,15 +41,15 @@ def test_registry_has_kafkas_ten_and_ours():
 def test_unknown_command(ctx):
     status, out, err = sh(ctx, "blah")
     assert status == 2 and out == ""
-    assert err == ("unknown command 'blah' (choose from cat, cd, changes, diff, exit, find, help, "
-                   "history, log, ls, man, pwd, summary, tree, watch)\n")
+    assert err == ("unknown command 'blah' (choose from brokers, cat, cd, changes, diff, exit, find, "
+                   "help, history, log, ls, man, partitions, pwd, summary, tree, watch)\n")
 
 
 @pytest.mark.parametrize("typed,guess", [("l", "'ls'"), ("lss", "'ls'"), ("tre", "'tree'"),
                                          ("ca", "'cat'"), ("hisotry", "'history'")])
 def test_unknown_command_did_you_mean(typed, guess):
     message = unknown_command_message(typed)
-    assert message.startswith(f"unknown command '{typed}' (choose from cat, ")
+    assert message.startswith(f"unknown command '{typed}' (choose from brokers, cat, ")
     assert message.endswith("?") and guess in message.split("did you mean", 1)[1]
 
 
@@ -505,8 +505,9 @@ def test_help(ctx):
     status, out, _ = sh(ctx, "help")
     assert status == 0
     assert out.startswith("Welcome to the Apache Kafka metadata shell (metashell ")
+    width = max(map(len, COMMANDS)) + 2
     for name, command in COMMANDS.items():
-        assert f"  {name.ljust(9)}{command.description}\n" in out
+        assert f"  {name.ljust(width)}{command.description}\n" in out
     assert sh(ctx, "help ls")[1] == sh(ctx, "man ls")[1]
     assert sh(ctx, "help nope")[0] == 1
 

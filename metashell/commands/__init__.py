@@ -13,6 +13,7 @@ import shlex
 from contextlib import nullcontext
 
 from metashell.commands.base import USAGE, Command
+from metashell.commands.brokers import Brokers
 from metashell.commands.cat import Cat
 from metashell.commands.cd import Cd
 from metashell.commands.changes import Changes
@@ -25,6 +26,7 @@ from metashell.commands.history import History
 from metashell.commands.log import Log
 from metashell.commands.ls import Ls
 from metashell.commands.man import Man
+from metashell.commands.partitions import Partitions
 from metashell.commands.pwd import Pwd
 from metashell.commands.summary import Summary
 from metashell.commands.tree import Tree
@@ -36,8 +38,8 @@ __all__ = ["COMMANDS", "Command", "Context", "command_names", "complete_line",
 #: name -> command, alphabetical (the order of help and of error messages)
 COMMANDS: dict[str, Command] = {
     c.name: c for c in sorted(
-        (Cat(), Cd(), Changes(), Diff(), Exit(), Find(), Help(), History(), Log(), Ls(), Man(), Pwd(),
-         Summary(), Tree(), Watch()),
+        (Brokers(), Cat(), Cd(), Changes(), Diff(), Exit(), Find(), Help(), History(), Log(), Ls(),
+         Man(), Partitions(), Pwd(), Summary(), Tree(), Watch()),
         key=lambda c: c.name)
 }
 
