@@ -165,6 +165,9 @@ def literal_name(text: str) -> str:
     return _analyse(text)[1]
 
 
+_ANY = ".*"   # the pattern of '*' (DOTALL): every name
+
+
 def _steps(cwd: str, pattern: str) -> "list[tuple[Pattern | None, str]]":
     """Resolve *pattern* against *cwd* textually. Components that come from
     *cwd* are real names and always literal, even if they look like globs."""
@@ -197,6 +200,10 @@ def iter_expand(root: Node, cwd: str, pattern: str) -> Iterator[Match]:
                 yield from visit(child, comps + [name], i + 1)
             return
         if not node.is_dir:
+            return
+        if regex.pattern == _ANY:   # '*': every child, made at once (entries)
+            for child_name, child in node.entries():
+                yield from visit(child, comps + [child_name], i + 1)
             return
         for child_name in node.children():
             if regex.fullmatch(child_name):

@@ -48,6 +48,22 @@ class Node:
     def value(self) -> Any:
         return None
 
+    def entries(self) -> "Iterable[tuple[str, Node]]":
+        """``(name, child)`` of every listed child that exists, in listing
+        order: what walks read (``find``, ``tree``). A directory of many
+        children may make them all at once, without a lookup by name each."""
+        for name in self.children():
+            child = self.child(name)
+            if child is not None:
+                yield name, child
+
+    def tree_value(self) -> Any:
+        """The JSON value of the whole subtree (a directory: an object of
+        its children; a file: its value) when the node can make it at once,
+        cheaper than walking it (a topic: one document of its partitions);
+        None to be walked."""
+        return None
+
     def last_change(self) -> "tuple[int, int] | None":
         """(offset, timestamp ms) of the record that last changed this node."""
         return None

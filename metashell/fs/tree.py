@@ -232,6 +232,25 @@ class TopicDir(_Dir):
             return None
         return PartitionDir(name, self.view, t, pid, state)
 
+    def entries(self):
+        """Every partition folded at once (as a listing does), then id and name."""
+        view, t = self.view, self.topic
+        states = self._states = t.partitions()
+        for pid, state in states.items():
+            name = str(pid)
+            yield name, PartitionDir(name, view, t, pid, state)
+        yield "id", Leaf("id", t.topic_id, change=t.change)
+        yield "name", Leaf("name", t.name, change=t.change)
+
+    def tree_value(self):
+        """The topic as one document: ``-o json tree /topics`` encodes a
+        topic at a time instead of walking nodes per partition."""
+        t = self.topic
+        out = {str(pid): {"data": state.to_json()} for pid, state in t.partitions().items()}
+        out["id"] = t.topic_id
+        out["name"] = t.name
+        return out
+
     def last_change(self):
         return self.topic.change
 
@@ -257,7 +276,8 @@ class PartitionDir(_Dir):
         state = self._fold()
         if state is None:
             return None
-        return Leaf("data", state.to_json(), change=state.change)
+        # its JSON made when read (a walk that only names it, find, makes none)
+        return Leaf("data", compute=state.to_json, change=state.change)
 
     def last_change(self):
         state = self._fold()
