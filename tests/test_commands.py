@@ -375,13 +375,8 @@ def test_tree_text(ctx):
         "    {\n"
         '      "partitionId": 0,\n'
         '      "topicId": "barId",\n'
-        '      "replicas": [\n'
-        "        1,\n"
-        "        2\n"
-        "      ],\n"
-        '      "isr": [\n'
-        "        1\n"
-        "      ],\n"
+        '      "replicas": [1, 2],\n'
+        '      "isr": [1],\n'
         '      "leader": 1\n'
         "    }\n"
         "id:\n"

@@ -19,25 +19,62 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cluster"
 
 _scalars = st.one_of(st.integers(-2**63, 2**63 - 1), st.text(), st.booleans(), st.none())
 _values = st.recursive(
-    _scalars | st.lists(st.integers(-2**31, 2**31)) | st.lists(st.text(max_size=5)),
+    _scalars | st.lists(st.integers(-2**31, 2**31), max_size=20) | st.lists(st.text(max_size=5))
+    | st.lists(st.floats(allow_nan=False, allow_infinity=False), max_size=3),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner,
                                                                 max_size=5),
     max_leaves=12)
 
 
+def _reference(v, pad=""):
+    """json.dumps(indent=2), but arrays of at most 16 numbers on one line."""
+    inner = pad + "  "
+    if isinstance(v, dict) and v:
+        return "{\n" + ",\n".join(f"{inner}{json.dumps(k, ensure_ascii=False)}: "
+                                   f"{_reference(x, inner)}" for k, x in v.items()) + f"\n{pad}}}"
+    if isinstance(v, list) and v:
+        if len(v) <= 16 and all(type(x) in (int, float) for x in v):
+            return "[" + ", ".join(json.dumps(x) for x in v) + "]"
+        return "[\n" + ",\n".join(inner + _reference(x, inner) for x in v) + f"\n{pad}]"
+    return json.dumps(v, ensure_ascii=False)
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(st.text(max_size=8), _values, max_size=8))
-def test_value_text_is_json_dumps_indent_2(value):
-    plain = json.dumps(value, indent=2, ensure_ascii=False)
-    assert value_text(value) == plain
+def test_value_text_is_indented_json_with_short_number_arrays_inline(value):
+    expected = _reference(value)
+    assert value_text(value) == expected
+    assert json.loads(value_text(value)) == value
     flat = _flat_object_text(value)
-    assert flat is None or flat == plain
+    assert flat is None or flat == expected
+
+
+def test_value_text_of_a_partition():
+    data = {"partitionId": 0, "replicas": [1, 2, 3], "isr": [], "directories": ["a", "b"],
+            "leader": 1, "big": list(range(20))}
+    assert value_text(data).splitlines()[:5] == [
+        "{", '  "partitionId": 0,', '  "replicas": [1, 2, 3],', '  "isr": [],',
+        '  "directories": [']
+    assert '  "big": [\n    0,\n    1,' in value_text(data)
+
+
+def _has_float(v) -> bool:
+    if isinstance(v, dict):
+        return any(map(_has_float, v.values()))
+    if isinstance(v, list):
+        return any(map(_has_float, v))
+    return isinstance(v, float)
 
 
 @settings(max_examples=300, deadline=None)
 @given(_values)
 def test_json_text_is_compact_json_dumps(value):
-    assert json_text(value) == json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    """The same text, but that orjson (when installed) may spell a float
+    otherwise (1e-05 as 0.00001): the same number."""
+    text = json_text(value)
+    assert json.loads(text) == value
+    if not _has_float(value):
+        assert text == json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _walked(node):
