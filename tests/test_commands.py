@@ -170,26 +170,28 @@ def test_ls_long(ctx):
     status, out, err = sh(ctx, "ls -l /topics/foo")
     assert status == 0 and err == ""
     assert lines(out) == [
-        "d  1  21  2024-05-10T20:06:51.507Z  0",
-        "d  1  22  2024-05-10T20:06:51.508Z  1",
-        "-  5  20  2024-05-10T20:06:51.506Z  id",
-        "-  3  20  2024-05-10T20:06:51.506Z  name",
+        "T  SIZE  OFFSET  LAST CHANGE               NAME",
+        "d     1      21  2024-05-10T20:06:51.507Z  0",
+        "d     1      22  2024-05-10T20:06:51.508Z  1",
+        "-     5      20  2024-05-10T20:06:51.506Z  id",
+        "-     3      20  2024-05-10T20:06:51.506Z  name",
     ]
 
 
 def test_ls_long_unknown_change_and_dir_sizes(ctx):
     assert lines(sh(ctx, "ls -l /features")[1]) == [
-        "-  1  -  -                         kraft.version",
-        "-  2  1  2024-05-10T20:06:51.487Z  metadata.version",
+        "T  SIZE  OFFSET  LAST CHANGE               NAME",
+        "-     1       -  -                         kraft.version",
+        "-     2       1  2024-05-10T20:06:51.487Z  metadata.version",
     ]
     out = sh(ctx, "ls --long /")[1]
-    assert "d  3  -  -  brokers" in out and "d  0  -  -  empty" in out
+    assert "d     3       -  -            brokers" in out and "d     0       -  -            empty" in out
 
 
 def test_ls_long_size_is_text_length(ctx):
     out = sh(ctx, "ls -l /brokers/1/registration")[1]
     text = sh(ctx, "cat /brokers/1/registration")[1]
-    assert out.split()[1] == str(len(text) - 1)
+    assert out.splitlines()[1].split()[1] == str(len(text) - 1)
 
 
 def test_ls_json(ctx):

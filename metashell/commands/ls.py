@@ -8,8 +8,22 @@ from metashell.render import (column_lines, iso_time, json_text, style, table_li
                               value_text)
 
 DIR_STYLE = "bold blue"
+#: the header line of ``ls -l``
+_LONG_HEADER = ["T", "SIZE", "OFFSET", "LAST CHANGE", "NAME"]
+
 #: colouring needs every child's node; above this many names ls prints plain
 COLOR_LIMIT = 10000
+
+
+def _json_entry(name: str, node) -> dict:
+    """What ``ls -l -o json`` shows of one node: its remark as fields where
+    the node gives them (a broker's start), else as text."""
+    entry = _entry(name, node)
+    fields = node.note_fields()
+    if fields:
+        entry.pop("note", None)
+        entry.update(fields)
+    return entry
 
 
 def _entry(name: str, node) -> dict:
@@ -46,7 +60,8 @@ there is more than one thing to list. On a terminal names are laid out in
 columns to the terminal width (column-major, like Kafka's shell);
 otherwise one name per line.
 
--l prints one line per entry: type (d or -), size (a directory: its number
+-l prints a header line (T SIZE OFFSET LAST CHANGE NAME), then one line
+per entry: type (d or -), size (a directory: its number
 of children; a file: the length of its text as cat prints it), the offset
 and ISO-8601 UTC time of the record that last changed it ('-' if unknown),
 and the name, followed by a note in parentheses where there is one:
@@ -75,7 +90,10 @@ the epoch's offset).
 
 --output json: a JSON array of names; with several PATHs or a glob, an
 object mapping each matched path to its array. With -l the names become
-objects {name, type, size, offset, time}, plus "note" where there is one.
+objects {name, type, size, offset, time}; where text shows a note, the
+fields it is made of instead: a broker's registeredAt, registeredAtOffset
+and why (why a value is null, else null); registeredAt and
+registeredAtOffset files: why.
 
 Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
 
@@ -113,7 +131,7 @@ Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
 
     def _json(self, ctx, long, files, dirs, several) -> None:
         def names(pairs):
-            return [_entry(n, c) if long else n for n, c in pairs]
+            return [_json_entry(n, c) if long else n for n, c in pairs]
 
         if not several:
             if dirs:
@@ -159,7 +177,8 @@ Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
                 rows.append(["d" if node.is_dir else "-", str(e["size"]),
                              "-" if e["offset"] is None else str(e["offset"]),
                              e["time"] or "-", shown_name])
-            ctx.write_lines(table_lines(rows, right=(1, 2)))
+            if rows:
+                ctx.write_lines(table_lines([_LONG_HEADER] + rows, right=(1, 2)))
             return
         if pairs is None:
             names = directory.children()

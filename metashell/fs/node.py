@@ -73,6 +73,12 @@ class Node:
         what a directory stands for (a broker's start)."""
         return None
 
+    def note_fields(self) -> "dict | None":
+        """The remark as fields, for ``ls -l -o json`` (a broker's
+        ``registeredAt``, ``registeredAtOffset`` and ``why`` a value is
+        null); None when the remark is text only, or there is none."""
+        return None
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
 
@@ -81,12 +87,14 @@ class Leaf(Node):
     """A file whose value is computed on demand (or given)."""
 
     def __init__(self, name: str, value: Any = None, *, compute: Callable[[], Any] | None = None,
-                 change: "tuple[int, int] | None" = None, note: "Note" = None):
+                 change: "tuple[int, int] | None" = None, note: "Note" = None,
+                 fields: "Callable[[], dict | None] | None" = None):
         super().__init__(name)
         self._value = value
         self._compute = compute
         self._change = change
         self._note = note
+        self._fields = fields
 
     def value(self) -> Any:
         return self._compute() if self._compute is not None else self._value
@@ -97,6 +105,9 @@ class Leaf(Node):
     def note(self):
         return _note(self._note)
 
+    def note_fields(self):
+        return self._fields() if self._fields is not None else None
+
 
 class DictDir(Node):
     """A directory over a mapping of name -> Node, or name -> factory() -> Node."""
@@ -104,11 +115,13 @@ class DictDir(Node):
     is_dir = True
 
     def __init__(self, name: str, entries: "dict[str, Any] | None" = None,
-                 change: "tuple[int, int] | None" = None, note: "Note" = None):
+                 change: "tuple[int, int] | None" = None, note: "Note" = None,
+                 fields: "Callable[[], dict | None] | None" = None):
         super().__init__(name)
         self._entries = entries if entries is not None else {}
         self._change = change
         self._note = note
+        self._fields = fields
 
     def children(self) -> list[str]:
         return sort_names(self._entries)
@@ -124,6 +137,9 @@ class DictDir(Node):
 
     def note(self):
         return _note(self._note)
+
+    def note_fields(self):
+        return self._fields() if self._fields is not None else None
 
 
 def lookup(root: Node, components: Iterable[str]) -> "Node | None":

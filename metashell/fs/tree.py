@@ -147,9 +147,21 @@ class BrokersDir(_Dir):
             "isFenced": Leaf("isFenced", b.fenced, change=ch),
             "inControlledShutdown": Leaf("inControlledShutdown", b.in_controlled_shutdown, change=ch),
             "registeredAt": Leaf("registeredAt", compute=lambda: iso_time(start()[0]), change=ch,
-                                 note=lambda: start()[1]),
-            "registeredAtOffset": Leaf("registeredAtOffset", offset, change=ch, note=offset_why),
-        }, change=ch, note=lambda: start_note(offset, *start()))
+                                 note=lambda: start()[1], fields=lambda: _why(start()[1])),
+            "registeredAtOffset": Leaf("registeredAtOffset", offset, change=ch, note=offset_why,
+                                       fields=lambda: _why(offset_why)),
+        }, change=ch, note=lambda: start_note(offset, *start()),
+            fields=lambda: start_fields(offset, *start()))
+
+
+def start_fields(offset, ms, why) -> dict:
+    """A broker's start as ``ls -l -o json`` shows it: the fields of its note."""
+    return {"registeredAt": iso_time(ms), "registeredAtOffset": offset, "why": why}
+
+
+def _why(reason) -> "dict | None":
+    """Why a value is null, as a field (None when it is not)."""
+    return {"why": reason} if reason else None
 
 
 def start_note(offset, ms, why) -> str:
