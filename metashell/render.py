@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -396,6 +397,32 @@ def summary_lines(data: dict, indent: int = 0) -> list[str]:
         else:
             lines.append(f"{pad}{(str(key) + ':').ljust(width)} {_summary_scalar(value)}")
     return lines
+
+
+# --------------------------------------------------------------------------- warnings
+
+#: warnings of one kind (alike but for their numbers) shown before the rest are counted
+WARNINGS_OF_A_KIND = 3
+_NUMBERS_IN_TEXT = re.compile(r"\d+")
+
+
+def collapse_repeats(lines: Sequence[str], keep: int = WARNINGS_OF_A_KIND) -> list[str]:
+    """``lines`` in order, but of lines alike except for their numbers (a
+    damaged batch, an undecodable record, at another offset each) only the
+    first ``keep``, the last of them followed by ``... and N more like it``."""
+    kinds = [_NUMBERS_IN_TEXT.sub("#", line) for line in lines]
+    totals: dict[str, int] = {}
+    for kind in kinds:
+        totals[kind] = totals.get(kind, 0) + 1
+    shown: dict[str, int] = {}
+    out = []
+    for line, kind in zip(lines, kinds):
+        n = shown[kind] = shown.get(kind, 0) + 1
+        if n <= keep:
+            out.append(line)
+        if n == keep and totals[kind] > keep:
+            out.append(f"... and {totals[kind] - keep} more like it")
+    return out
 
 
 # --------------------------------------------------------------------------- colour

@@ -99,3 +99,12 @@ def test_topic_tree_value_and_entries_are_the_walk():
     out = io.StringIO()
     write_tree_json(topics, out.write)
     assert json.loads(out.getvalue()) == _walked(topics)
+
+
+def test_warnings_alike_are_collapsed_after_three():
+    from metashell.render import collapse_repeats
+    lines = [f"f.log (byte {100 * i}, offset {i}): expected a batch CRC" for i in range(33)]
+    lines.insert(1, "ignored x.checkpoint.part: a snapshot being written")
+    out = collapse_repeats(lines)
+    assert out == [lines[0], lines[1], lines[2], lines[3], "... and 30 more like it"]
+    assert collapse_repeats(lines[:3]) == lines[:3]

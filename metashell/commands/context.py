@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, TextIO
 
 from metashell.fs.node import Node
+from metashell.render import collapse_repeats
 
 #: how warnings are prefixed on stderr (loading, and problems found later)
 WARNING_PREFIX = "kafka-metadata-shell: warning: "
@@ -54,8 +55,8 @@ class Context:
             return
         problems = fetch(self.problems_seen)
         self.problems_seen += len(problems)
-        for problem in problems:
-            self.error(WARNING_PREFIX + str(problem))
+        for line in collapse_repeats([str(p) for p in problems]):
+            self.error(WARNING_PREFIX + line)
 
     @property
     def json(self) -> bool:
