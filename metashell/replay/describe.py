@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from ..loader import enums
+from ..timefmt import iso_time
 
 
 def _list(v) -> str:
@@ -86,6 +87,15 @@ def _partition_leader_state(d) -> str:
     return "" if state == 0 else f" {enums.LEADER_RECOVERY_STATES.get(state, state)}"
 
 
+def _token(d, _) -> str:
+    """A delegation token with its times as ISO-8601 (never its HMAC: the
+    record does not hold it)."""
+    renewers = ",".join(d.get("renewers") or []) or "-"
+    return (f"token {d['tokenId']} owner {d['owner']} renewers {renewers} "
+            f"issued {iso_time(d['issueTimestamp'])} expires {iso_time(d['expirationTimestamp'])} "
+            f"max {iso_time(d['maxTimestamp'])}")
+
+
 def _scram(d, _):
     mech = enums.name_of(enums.SCRAM_MECHANISMS, d.get("mechanism", 0))
     its = f", {d['iterations']} iterations" if "iterations" in d else ""
@@ -114,5 +124,7 @@ _DESCRIBERS = {
     "UserScramCredentialRecord": _scram,
     "RemoveUserScramCredentialRecord": _scram,
     "FeatureLevelRecord": lambda d, _: _feature(d),
+    "DelegationTokenRecord": _token,
+    "RemoveDelegationTokenRecord": lambda d, _: f"token {d['tokenId']} removed",
     "ClearElrRecord": lambda d, _: f"ELRs cleared for {d['topicName'] or 'all topics'}",
 }
