@@ -68,14 +68,18 @@ class RecordFormat:
 
     def lines(self, batch: LogBatch, records: list) -> str:
         """The lines of ``records`` (of ``batch``), each ending in a newline."""
-        make = self._json if self.json else self._text
+        if not self.json:
+            return self._text(records)
         control = batch.header.is_control
-        return "".join([make(r, control) for r in records])
+        return "".join([self._json(r, control) for r in records])
 
-    def _text(self, rec, control: bool) -> str:
-        version = "v-" if rec.version is None else f"v{rec.version}"
-        return (f"{rec.offset} {self.time(rec.timestamp)} {rec.name} {version} "
-                f"{describe(rec, self.show_secrets)}\n")
+    def _text(self, records: list) -> str:
+        """Text lines, made in one loop (a method call per record fewer:
+        ``log`` prints hundreds of thousands a second)."""
+        time, show = self.time, self.show_secrets
+        return "".join([f"{r.offset} {time(r.timestamp)} {r.name} "
+                        f"{'v-' if r.version is None else 'v' + str(r.version)} "
+                        f"{describe(r, show)}\n" for r in records])
 
     def _json(self, rec, control: bool) -> str:
         data = rec.data

@@ -291,6 +291,10 @@ class PartitionDir(_Dir):
         # its JSON made when read (a walk that only names it, find, makes none)
         return Leaf("data", compute=state.to_json, change=state.change)
 
+    def entries(self):
+        data = self.child("data")
+        return () if data is None else (("data", data),)
+
     def last_change(self):
         state = self._fold()
         return state.change if state is not None else None
