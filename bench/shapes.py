@@ -47,6 +47,20 @@ Each row times, in fresh processes (best of ``--rounds``, default 3):
 
 and the peak RSS of all of them (target <= 512 MiB for a 1 M-partition
 snapshot, <= 768 MiB for the log dir; scaled with ``--partitions``).
+
+A second table (``--commands`` rows, default ``snap-8mib-v2``) times the
+whole-tree commands as one-shot runs do, load included, output to
+``/dev/null`` (target each <= 2 x walk, peak RSS <= 768 MiB):
+
+``tree``        ``-o json tree /topics``
+``cat``         ``cat '/topics/*/*/data'`` (text: indented JSON per partition)
+``find``        ``find /``
+``partitions``  ``partitions --under-replicated``
+
+and a third (``--log`` rows, default ``create-topics``: a segment of 1.1 M
+records at 1 M partitions) ``log`` of the segment to ``/dev/null``, text
+and ``-o json``, as records per second of the one-shot run, load included
+(target >= 200,000/s).
 ``us/rec`` is the ``ls`` time per record read; the line under the table
 gives its spread across rows (target <= 1.5 x).
 
@@ -80,6 +94,7 @@ TIMESTAMP = 1_700_000_000_000
 
 # targets (ratios of the bare walk; seconds; bytes at 1 M partitions)
 LS_RATIO, SUMMARY_RATIO, UNTIL_RATIO = 0.2, 0.4, 0.3
+COMMAND_RATIO, RSS_COMMANDS, LOG_RATE = 2.0, 768 << 20, 200_000
 CAT_SECONDS, FIND_SECONDS = 0.010, 15.0
 RSS_SNAPSHOT, RSS_LOGDIR = 512 << 20, 768 << 20
 SPREAD = 1.5
@@ -303,11 +318,32 @@ def measure_find(path: Path, info: dict) -> dict:
     return {"seconds": t.seconds, "files": files}
 
 
+#: the whole-tree commands timed by the second table: (output, words)
+COMMANDS = {"tree": ("json", ["tree", "/topics"]), "cat": ("text", ["cat", "/topics/*/*/data"]),
+            "find": ("text", ["find", "/"]), "partitions": ("text", ["partitions", "--under-replicated"]),
+            "log": ("text", ["log"]), "log-json": ("json", ["log"])}
+
+
+def measure_command(path: Path, info: dict, what: str) -> dict:
+    """A one-shot run of a command: the load, then the command, its output
+    to /dev/null (streamed: nothing holds it)."""
+    from metashell.commands import Context, run_words
+    from metashell.session import open_session
+    output, words = COMMANDS[what]
+    with open("/dev/null", "w") as sink, Timer() as t:
+        s = open_session(path)
+        status = run_words(Context.for_session(s, out=sink, output=output), words)
+    return {"seconds": t.seconds, "status": status}
+
+
 MEASURES = {"walk": measure_walk, "ls": measure_ls, "until": measure_until, "find": measure_find}
+MEASURES.update({f"cmd-{name}": (lambda name: lambda p, i: measure_command(p, i, name))(name)
+                 for name in COMMANDS})
 
 
 def child(what: str, path: Path, info: dict) -> None:
     import kafka.record  # noqa: F401  (imports are not timed)
+    import metashell.commands  # noqa: F401
     import metashell.fs.walk  # noqa: F401
     import metashell.session  # noqa: F401
     result = MEASURES[what](path, info)
@@ -328,6 +364,12 @@ def main(argv=None) -> int:
     ap.add_argument("--only", choices=SHAPES, action="append", help="only these rows (repeatable)")
     ap.add_argument("--find", choices=SHAPES, action="append",
                     help="rows that also time the full walk (default: snap-8mib-v2)")
+    ap.add_argument("--commands", choices=SHAPES, action="append",
+                    help="rows of the whole-tree commands table (default: snap-8mib-v2)")
+    ap.add_argument("--log", choices=SHAPES, action="append", dest="log_shapes",
+                    help="rows of the log table (default: create-topics)")
+    ap.add_argument("--skip-shapes", action="store_true",
+                    help="only the commands and log tables")
     ap.add_argument("--rounds", type=int, default=3, help="fresh processes per measurement")
     ap.add_argument("--profile", choices=sorted(MEASURES),
                     help="cProfile one measurement of the first --only row, here")
@@ -337,9 +379,11 @@ def main(argv=None) -> int:
     if args.child:
         child(args.child[0], Path(args.child[1]), json.loads(args.child[2]))
         return 0
-    shapes = args.only or SHAPES
+    shapes = [] if args.skip_shapes else (args.only or SHAPES)
     finds = args.find or ["snap-8mib-v2"]
-    paths = {s: shape_path(s, args.partitions) for s in shapes}
+    commands = args.commands or ["snap-8mib-v2"]
+    logs = args.log_shapes or ["create-topics"]
+    paths = {s: shape_path(s, args.partitions) for s in (*shapes, *commands, *logs)}
 
     if args.profile:
         import cProfile
@@ -378,12 +422,19 @@ def main(argv=None) -> int:
                      f"{find['seconds']:.1f}" if find else "-",
                      human_bytes(rss), f"{ls['slowest']:.2f}", "yes" if met else "NO"])
         print(f"{shape}: done", file=sys.stderr, flush=True)
+    if rows:
+        ok &= _shape_table(rows, per_record, args, scale)
+    ok &= _command_table(commands, paths, args, scale)
+    ok &= _log_table(logs, paths, args)
+    return 0 if ok else 1
+
+
+def _shape_table(rows: list, per_record: dict, args, scale: float) -> bool:
     print()
     print_table(["shape", "records", "size", "walk s", "ls s (x walk)", "us/rec",
                  "summary s (x walk)", "cat ms", "until s (x walk)", "find s", "peak RSS",
                  "ls slowest", "met"], rows)
     spread = max(per_record.values()) / min(per_record.values())
-    ok &= spread <= SPREAD
     print(f"\nls time per record: {min(per_record.values()):.2f}-{max(per_record.values()):.2f} us, "
           f"spread {spread:.2f}x (target <= {SPREAD}x)")
     print(f"targets: ls <= {LS_RATIO}x walk, summary <= {SUMMARY_RATIO}x, until <= {UNTIL_RATIO}x, "
@@ -391,7 +442,56 @@ def main(argv=None) -> int:
           f"{human_bytes(RSS_SNAPSHOT * max(scale, 0.25))} (snapshot) / "
           f"{human_bytes(RSS_LOGDIR * max(scale, 0.25))} (logdir); best of {args.rounds} fresh "
           f"processes, 'walk' = kafka-python MemoryRecords, CRC checked, nothing decoded")
-    return 0 if ok else 1
+    return spread <= SPREAD
+
+
+def _command_table(shapes: list, paths: dict, args, scale: float) -> bool:
+    """The whole-tree commands against the walk of the same file."""
+    rows, ok = [], True
+    for shape in shapes:
+        path, info = paths[shape]
+
+        def run(what):
+            return best_of_fresh(__file__, ["--child", what, str(path), json.dumps(info)],
+                                 args.rounds)
+
+        base = run("walk")["seconds"]
+        got = {name: run(f"cmd-{name}") for name in ("tree", "cat", "find", "partitions")}
+        rss = max(r["peak_rss"] for r in got.values())
+        met = (all(r["seconds"] <= COMMAND_RATIO * base and r["status"] == 0 for r in got.values())
+               and rss <= RSS_COMMANDS * max(scale, 0.25))
+        ok &= met
+        rows.append([shape, f"{base:.2f}", *(_ratio(r["seconds"], base) for r in got.values()),
+                     human_bytes(rss), "yes" if met else "NO"])
+        print(f"{shape} commands: done", file=sys.stderr, flush=True)
+    print()
+    print_table(["shape", "walk s", "-o json tree /topics", "cat /topics/*/*/data", "find /",
+                 "partitions --under-replicated", "peak RSS", "met"], rows)
+    print(f"whole-tree commands: one-shot runs, load included, output to /dev/null; target <= "
+          f"{COMMAND_RATIO}x walk, peak RSS <= {human_bytes(RSS_COMMANDS * max(scale, 0.25))}")
+    return ok
+
+
+def _log_table(shapes: list, paths: dict, args) -> bool:
+    """``log`` of a segment: records per second, load included."""
+    rows, ok = [], True
+    for shape in shapes:
+        path, info = paths[shape]
+        base = best_of_fresh(__file__, ["--child", "walk", str(path), json.dumps(info)], args.rounds)
+        n = base["records"]
+        got = {name: best_of_fresh(__file__, ["--child", f"cmd-{name}", str(path), json.dumps(info)],
+                                   args.rounds) for name in ("log", "log-json")}
+        rates = {name: n / r["seconds"] for name, r in got.items()}
+        met = all(rate >= LOG_RATE for rate in rates.values())
+        ok &= met
+        rows.append([shape, f"{n:,}", f"{n / base['seconds']:,.0f}",
+                     *(f"{rates[k]:,.0f} ({got[k]['seconds']:.2f} s)" for k in ("log", "log-json")),
+                     human_bytes(max(r["peak_rss"] for r in got.values())), "yes" if met else "NO"])
+    print()
+    print_table(["shape", "records", "walk rec/s", "log rec/s", "-o json log rec/s", "peak RSS",
+                 "met"], rows)
+    print(f"log: one-shot runs, load included, output to /dev/null; target >= {LOG_RATE:,} records/s")
+    return ok
 
 
 if __name__ == "__main__":

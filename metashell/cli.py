@@ -38,7 +38,7 @@ import click
 from metashell import __version__
 from metashell.commands.context import WARNING_PREFIX
 from metashell.errors import MetashellError
-from metashell.render import parse_time
+from metashell.render import collapse_repeats, parse_time
 
 PROG = "kafka-metadata-shell"
 DEFAULT_TIMEOUT = 30.0   # seconds -C keeps trying before it gives up
@@ -226,7 +226,7 @@ def _run_mode(session, *, output, no_color, words, stdin, stdout, stderr,
     once the output is out."""
     from metashell.commands import Context
 
-    for warning in getattr(session, "warnings", None) or []:
+    for warning in collapse_repeats(getattr(session, "warnings", None) or []):
         stderr.write(f"{WARNING_PREFIX}{warning}\n")
     stderr.flush()
 

@@ -28,9 +28,12 @@ from .replay.engine import ReplayEngine
 class OlderLog:
     """The segments of ``plan`` that hold records before its snapshot, and
     the snapshot to replay them from (``base``, None when the log starts at
-    offset 0 or no snapshot fits)."""
+    offset 0 or no snapshot fits). ``apply_snapshot(engine, path, end_offset,
+    epoch, strict=True)`` loads that snapshot as the session loads one (passed
+    in by the session: this module is imported by it)."""
 
-    def __init__(self, plan):
+    def __init__(self, plan, apply_snapshot):
+        self._apply_snapshot = apply_snapshot
         snap = plan.snapshot
         self.end = (snap.end_offset if snap is not None and not snap.bootstrap
                     and snap.end_offset is not None else 0)
@@ -82,9 +85,8 @@ class OlderLog:
         if self._engine is None:
             engine = ReplayEngine(until_offset=self.end - 1)
             if self.base is not None:
-                from .session import _Loader   # the same snapshot load (session imports this module)
                 base = self.base
-                whole = _Loader(0, None).apply_snapshot(
+                whole = self._apply_snapshot(
                     engine, base.path, base.end_offset, -1 if base.epoch is None else base.epoch,
                     strict=True)
                 if not whole:

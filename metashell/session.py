@@ -140,7 +140,7 @@ class Session(ImageSession):
 
     def _older_log(self) -> OlderLog:
         if self._older is None:
-            self._older = OlderLog(self.plan)
+            self._older = OlderLog(self.plan, _Loader(0, None).apply_snapshot)
         return self._older
 
     def close(self) -> None:

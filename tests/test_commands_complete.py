@@ -18,12 +18,12 @@ def cands(ctx, text):
 
 
 def test_command_names(ctx):
-    assert cands(ctx, "") == ["cat", "cd", "changes", "diff", "exit", "find", "help", "history",
-                              "ls", "man", "pwd", "summary", "tree", "watch"]
+    assert cands(ctx, "") == ["brokers", "cat", "cd", "changes", "diff", "exit", "find", "help",
+                              "history", "log", "ls", "man", "partitions", "pwd", "summary", "tree", "watch"]
     assert cands(ctx, "c") == ["cat", "cd", "changes"]
     assert cands(ctx, "tr") == ["tree"]
     assert cands(ctx, "x") == []
-    assert complete_line(ctx, "  l") == (2, ["ls"])
+    assert complete_line(ctx, "  l") == (2, ["log", "ls"])
 
 
 def test_paths(ctx):
@@ -58,7 +58,7 @@ def test_no_completion_for_argumentless_commands(ctx):
 
 
 def test_man_and_help_complete_command_names(ctx):
-    assert cands(ctx, "man l") == ["ls"]
+    assert cands(ctx, "man l") == ["log", "ls"]
     assert cands(ctx, "help ch") == ["changes"]
     assert cands(ctx, "man ls ") == []
 

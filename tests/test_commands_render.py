@@ -8,7 +8,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metashell.fs.node import from_json
+from metashell.fs.node import Node, from_json
 from metashell.render import (ColumnSchema, column_lines, column_schema, json_text,
                               scalar_text, summary_lines, table_lines, tree_text_lines,
                               value_text, write_tree_json)
@@ -133,7 +133,7 @@ def test_tree_json_streams_in_chunks():
 
 
 def test_tree_text_skips_unresolvable_children():
-    class Liar:
+    class Liar(Node):
         is_dir = True
 
         def children(self):
@@ -142,7 +142,7 @@ def test_tree_text_skips_unresolvable_children():
         def child(self, name):
             return from_json("a", 1) if name == "a" else None
 
-    assert list(tree_text_lines(Liar())) == ["a:", "  1"]
+    assert list(tree_text_lines(Liar("liar"))) == ["a:", "  1"]
 
 
 def test_summary_lines():

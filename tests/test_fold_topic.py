@@ -58,7 +58,9 @@ def test_a_run_is_decoded_together(tmp_path):
     (ref, _, shape, pids, _), = t.filed_runs
     got = s.engine.store.run_data(ref, shape, len(pids))
     assert [d["partitionId"] for d, _, _ in got] == list(pids)
-    assert [offset for _, offset, _ in got] == list(range(2, 2 + len(pids)))
+    # offsets as written: the header batch's SnapshotHeaderRecord (0), the
+    # FeatureLevelRecord (1), the TopicRecord (2), then the partitions
+    assert [offset for _, offset, _ in got] == list(range(3, 3 + len(pids)))
     assert s.engine.store.run_data(ref + shape.size, shape, len(pids)) is None   # not a run there
 
 

@@ -158,7 +158,7 @@ def test_ls_l_shows_starts_and_reasons(retained):
     path, b3, again = retained
     status, out = sh(path, "ls", "-l", "/brokers")
     assert status == 0
-    lines = out.splitlines()
+    lines = out.splitlines()[1:]   # under the header
     assert lines[0].endswith(f"1  (registered 2023-11-14T22:30:00.000Z at offset {again})")
     assert lines[1].endswith("2  (registered at offset 2, time unknown: offset 2 is before the first "
                              "segment, 00000000000000000010.log, which starts at 10; the segments "
@@ -168,8 +168,14 @@ def test_ls_l_shows_starts_and_reasons(retained):
     assert "registeredAt  (offset 2 is before the first segment" in out
     status, out = sh(path, "-o", "json", "ls", "-l", "/brokers/8")
     entries = {e["name"]: e for e in json.loads(out)}
-    assert "ZooKeeper" in entries["registeredAtOffset"]["note"]
-    assert "note" not in entries["isFenced"]
+    assert "ZooKeeper" in entries["registeredAtOffset"]["why"]
+    assert "note" not in entries["registeredAtOffset"]
+    assert "why" not in entries["isFenced"] and "note" not in entries["isFenced"]
+    status, out = sh(path, "-o", "json", "ls", "-l", "/brokers")
+    entries = {e["name"]: e for e in json.loads(out)}
+    assert entries["1"]["registeredAt"] == "2023-11-14T22:30:00.000Z"
+    assert entries["1"]["registeredAtOffset"] == again and entries["1"]["why"] is None
+    assert entries["2"]["registeredAt"] is None and "before the first segment" in entries["2"]["why"]
 
 
 def test_summary_lists_starts_newest_first_with_age(retained):
@@ -186,9 +192,11 @@ def test_summary_lists_starts_newest_first_with_age(retained):
     assert "before the first segment" in rows[3]["note"]
     status, out = sh(path, "summary")
     started = out[out.index("  started:"):].splitlines()[1:7]
-    assert started[0].split() == ["1:", "2023-11-14T22:30:00.000Z", "offset", str(again), "up", "0s"]
-    assert started[2].split() == ["3:", "2023-11-14T22:26:17.000Z", "offset", str(b3), "up", "3m",
-                                  "43s"]
+    fenced = set(data["brokers"]["fenced"])
+    assert started[0].split() == ["1:", "2023-11-14T22:30:00.000Z", "offset", str(again),
+                                  "registered", "0s", "before", "lastTime"] + ["fenced"] * (1 in fenced)
+    assert started[2].split() == ["3:", "2023-11-14T22:26:17.000Z", "offset", str(b3),
+                                  "registered", "3m", "43s", "before", "lastTime"] + ["fenced"] * (3 in fenced)
     assert started[3].startswith("    2: offset 2, time unknown: offset 2 is before the first")
     assert started[5].startswith("    8: time unknown: a ZooKeeper broker being migrated")
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from metashell.commands.base import (FAILED, IS_A_DIRECTORY, NOT_FOUND, OK, Command,
-                                     expand, has_glob, shown)
+from metashell.commands.base import (FAILED, IS_A_DIRECTORY, NOT_FOUND, OK, Command, has_glob,
+                                     shown)
 from metashell.commands.registry import register
 from metashell.errors import MetashellError
+from metashell.fs.glob import iter_expand
 from metashell.render import highlight_json, json_text, value_text
 
 
@@ -36,40 +37,52 @@ Errors: 'cat: PATH: no such file or directory' when nothing matches,
         several = len(args.targets) > 1 or any(has_glob(t) for t in args.targets)
         printed = 0
         for target in args.targets:
-            matches = expand(ctx, target)
-            if not matches:
-                ctx.error(f"cat: {target}: {NOT_FOUND}")
-                status = FAILED
-            for match in matches:
-                path = shown(target, match)
-                try:
-                    value = self._value(match)
-                except MetashellError as e:
-                    ctx.error(f"cat: {path}: {e}")
+            found = 0
+            lines = []
+            # matches streamed, not listed: '/topics/*/*/data' may match a million
+            for match in iter_expand(ctx.root, ctx.cwd, target):
+                found += 1
+                text = self._text(ctx, target, match, args.with_path, several, printed)
+                if text is None:
                     status = FAILED
                     continue
-                self._print(ctx, path, value, args.with_path, several, printed)
                 printed += 1
+                lines.append(text)
+                if len(lines) >= _LINES_PER_WRITE:
+                    ctx.write("\n".join(lines))
+                    lines.clear()
+            if lines:
+                ctx.write("\n".join(lines))
+            if not found:
+                ctx.error(f"cat: {target}: {NOT_FOUND}")
+                status = FAILED
         return status
 
     @staticmethod
-    def _value(match):
-        """A file's value; a directory is an error."""
+    def _text(ctx, target: str, match, with_path: bool, several: bool,
+              printed: int) -> "str | None":
+        """What ``cat`` prints of one match (in text, after its path when
+        several may be shown); None (after saying why) for a directory or a
+        value that cannot be read."""
         if match.node.is_dir:
-            raise MetashellError(IS_A_DIRECTORY)
-        return match.node.value()
-
-    @staticmethod
-    def _print(ctx, path: str, value, with_path: bool, several: bool, printed: int) -> None:
-        """One file's value; in text, after its path when several are shown."""
+            ctx.error(f"cat: {shown(target, match)}: {IS_A_DIRECTORY}")
+            return None
+        try:
+            value = match.node.value()
+        except MetashellError as e:
+            ctx.error(f"cat: {shown(target, match)}: {e}")
+            return None
         if ctx.json:
-            ctx.write(json_text({"path": path, "value": value} if with_path else value))
-            return
-        if several:
-            if printed:
-                ctx.write()
-            ctx.write(f"{path}:")
+            if with_path:
+                return json_text({"path": shown(target, match), "value": value})
+            return json_text(value)
         if isinstance(value, (dict, list)):
-            ctx.write(highlight_json(value_text(value), ctx.color))
+            text = highlight_json(value_text(value), ctx.color)
         else:
-            ctx.write(value_text(value))
+            text = value_text(value)
+        if not several:
+            return text
+        return f"{chr(10) if printed else ''}{shown(target, match)}:\n{text}"
+
+
+_LINES_PER_WRITE = 256

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, TextIO
 
 from metashell.fs.node import Node
+from metashell.render import collapse_repeats
 
 #: how warnings are prefixed on stderr (loading, and problems found later)
 WARNING_PREFIX = "kafka-metadata-shell: warning: "
@@ -55,8 +56,8 @@ class Context:
             return
         problems = fetch(self.problems_seen)
         self.problems_seen += len(problems)
-        for problem in problems:
-            self.error(WARNING_PREFIX + str(problem))
+        for line in collapse_repeats([str(p) for p in problems]):
+            self.error(WARNING_PREFIX + line)
 
     def warn(self, text: str, problem: bool = True) -> None:
         """A warning line on stderr; a ``problem`` (the answer may be

@@ -12,7 +12,7 @@ from metashell.fs import paths
 from metashell.fs.compare import ADD, MODIFY, REMOVE, compare, subtree_value
 from metashell.fs.node import lookup
 from metashell.fs.tree import build_root
-from metashell.render import json_text, parse_time, scalar_text, table_lines
+from metashell.render import json_text, parse_time, scalar_text, style, table_lines
 
 SAME, DIFFERENT = 0, 1
 SIGNS = {ADD: "+", REMOVE: "-", MODIFY: "~"}
@@ -28,6 +28,10 @@ def _time(text: str) -> int:
         return parse_time(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+#: the colour of a change's line on a terminal
+_OP_STYLES = {ADD: "green", REMOVE: "red"}
 
 
 @register
@@ -141,7 +145,10 @@ that finds changes makes the run's status 1."""
             _write_stat(ctx, changes)
         else:
             for change in changes:
-                ctx.write(json_text(sides.json(change)) if ctx.json else sides.line(change))
+                if ctx.json:
+                    ctx.write(json_text(sides.json(change)))
+                else:   # on a terminal: additions green, removals red
+                    ctx.write(style(sides.line(change), _OP_STYLES.get(change.op, ""), ctx.color))
         return DIFFERENT if changes else SAME
 
     def complete(self, ctx, words):

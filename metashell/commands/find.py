@@ -62,6 +62,7 @@ Errors: 'find: PATH: no such file or directory' (exit status 1)."""
 
         status = OK
         first = True
+        out: list[str] = []   # written a thousand paths at a time
         if ctx.json:
             ctx.out.write("[")
         for pattern in args.paths or ["."]:
@@ -77,10 +78,17 @@ Errors: 'find: PATH: no such file or directory' (exit status 1)."""
                     if name_ok is not None and not name_ok(path_text):
                         continue
                     if ctx.json:
-                        ctx.out.write(("" if first else ",") + json_text(path_text))
+                        out.append(("" if first else ",") + json_text(path_text))
                         first = False
                     else:
-                        ctx.write(path_text)
+                        out.append(path_text + "\n")
+                    if len(out) >= _PATHS_PER_WRITE:
+                        ctx.out.write("".join(out))
+                        out.clear()
+        ctx.out.write("".join(out))
         if ctx.json:
             ctx.out.write("]\n")
         return status
+
+
+_PATHS_PER_WRITE = 1024

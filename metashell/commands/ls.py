@@ -10,12 +10,26 @@ from metashell.render import (column_lines, iso_time, json_text, style, table_li
                               value_text)
 
 DIR_STYLE = "bold blue"
+#: the header line of ``ls -l``
+_LONG_HEADER = ["T", "SIZE", "OFFSET", "LAST CHANGE", "NAME"]
+
 #: colouring needs every child's node; above this many names ls prints plain
 COLOR_LIMIT = 10000
 
 
 #: before the offset and time of a last change that is the snapshot's stamp
 SNAPSHOT_MARK = "\u2264"
+
+
+def _json_entry(ctx, name: str, node, path: str) -> dict:
+    """What ``ls -l -o json`` shows of one node: its remark as fields where
+    the node gives them (a broker's start), else as text."""
+    entry = _entry(ctx, name, node, path)
+    fields = node.note_fields()
+    if fields:
+        entry.pop("note", None)
+        entry.update(fields)
+    return entry
 
 
 def _entry(ctx, name: str, node, path: str) -> dict:
@@ -65,7 +79,8 @@ there is more than one thing to list. On a terminal names are laid out in
 columns to the terminal width (column-major, like Kafka's shell);
 otherwise one name per line.
 
--l prints one line per entry: type (d or -), size (a directory: its number
+-l prints a header line (T SIZE OFFSET LAST CHANGE NAME), then one line
+per entry: type (d or -), size (a directory: its number
 of children; a file: the length of its text as cat prints it), the offset
 and ISO-8601 UTC time of the record that last changed it ('-' if unknown),
 and the name, followed by a note in parentheses where there is one:
@@ -100,8 +115,10 @@ changed at or before that offset.
 
 --output json: a JSON array of names; with several PATHs or a glob, an
 object mapping each matched path to its array. With -l the names become
-objects {name, type, size, offset, time, fromSnapshot}, plus "note" where
-there is one.
+objects {name, type, size, offset, time, fromSnapshot}; where text shows a
+note, the fields it is made of instead: a broker's registeredAt,
+registeredAtOffset and why (why a value is null, else null); registeredAt
+and registeredAtOffset files: why.
 
 Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
 
@@ -139,7 +156,7 @@ Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
 
     def _json(self, ctx, long, files, dirs, several) -> None:
         def names(entries):
-            return [_entry(ctx, n, c, p) if long else n for n, c, p in entries]
+            return [_json_entry(ctx, n, c, p) if long else n for n, c, p in entries]
 
         if not several:
             if dirs:
@@ -187,7 +204,8 @@ Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
                 rows.append(["d" if node.is_dir else "-", str(e["size"]),
                              "-" if e["offset"] is None else mark + str(e["offset"]),
                              mark + e["time"] if e["time"] else "-", shown_name])
-            ctx.write_lines(table_lines(rows, right=(1, 2)))
+            if rows:
+                ctx.write_lines(table_lines([_LONG_HEADER] + rows, right=(1, 2)))
             return
         if entries is None:
             names = directory.children()

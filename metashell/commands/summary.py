@@ -8,13 +8,17 @@ from metashell.render import json_text, summary_lines
 from metashell.timefmt import duration
 
 
-def _start_text(row: dict) -> str:
-    """One broker's start in text: time, offset and age, or why unknown."""
+def _start_text(row: dict, fenced: bool) -> str:
+    """One broker's start in text: time, offset and how long before the
+    last change it registered (not "up": a fenced broker is registered, not
+    running, and says so), or why unknown."""
     at = "" if row["registeredAtOffset"] is None else f"offset {row['registeredAtOffset']}"
+    state = "  fenced" if fenced else ""
     if row["registeredAt"] is None:
-        return f"{at + ', ' if at else ''}time unknown: {row['note']}"
+        return f"{at + ', ' if at else ''}time unknown: {row['note']}{state}"
     age = duration(row["ageMs"])
-    return row["registeredAt"] + "".join(f"  {t}" for t in (at, age and f"up {age}") if t)
+    return row["registeredAt"] + "".join(
+        f"  {t}" for t in (at, age and f"registered {age} before lastTime") if t) + state
 
 
 def text_view(data: dict) -> dict:
@@ -25,7 +29,9 @@ def text_view(data: dict) -> dict:
     brokers = dict(data.get("brokers") or {})
     if "started" not in brokers:
         return data
-    brokers["started"] = {str(r["brokerId"]): _start_text(r) for r in brokers["started"]}
+    fenced = set(brokers.get("fenced") or ())
+    brokers["started"] = {str(r["brokerId"]): _start_text(r, r["brokerId"] in fenced)
+                          for r in brokers["started"]}
     return {**data, "brokers": brokers}
 
 
@@ -51,7 +57,8 @@ offset, the log's order): when it registered its current incarnation
 broker epoch) and its age, how long before lastTime (the last applied
 batch; on a running cluster's directory that is about now, as the active
 controller appends a record every 500 ms). Text: one line per broker,
-'<id>: <time>  offset <n>  up <age>'; where the time is unknown, why (see
+'<id>: <time>  offset <n>  registered <age> before lastTime', and
+'fenced' for a fenced broker; where the time is unknown, why (see
 'man ls': the segments holding the offset are gone, or the epoch is not an
 offset).
 

@@ -35,6 +35,11 @@ _MISSING = object()
 _UNKNOWN_WHEN_NULL = frozenset({"registeredAt"})
 
 
+#: fields of a file that a sibling file of their own shows: a change of them is
+#: listed there only (a broker fenced or shutting down: one line, not two)
+_SHOWN_ELSEWHERE = {("brokers", "registration"): ("fenced", "inControlledShutdown")}
+
+
 @dataclass
 class Change:
     parts: tuple            # path components from the root
@@ -64,7 +69,13 @@ def compare(old: "Node | None", new: "Node | None", parts: tuple = (), *,
     if not old.is_dir:
         a, b = old.value(), new.value()
         if a != b and not ((a is None or b is None) and parts[-1] in _UNKNOWN_WHEN_NULL):
-            yield Change(parts, MODIFY, changed_fields(a, b))
+            fields = changed_fields(a, b)
+            elsewhere = _SHOWN_ELSEWHERE.get((parts[0], parts[-1])) if len(parts) == 3 else None
+            if elsewhere and fields:
+                fields = [f for f in fields if f not in elsewhere]
+                if not fields:   # a fencing or a controlled shutdown: its own file says it
+                    return
+            yield Change(parts, MODIFY, fields)
         return
     if isinstance(old, TopicDir) and isinstance(new, TopicDir):
         if by_id and old.topic.topic_id != new.topic.topic_id:

@@ -165,6 +165,9 @@ def literal_name(text: str) -> str:
     return _analyse(text)[1]
 
 
+_ANY = ".*"   # the pattern of '*' (DOTALL): every name
+
+
 def _steps(cwd: str, pattern: str) -> "list[tuple[Pattern | None, str]]":
     """Resolve *pattern* against *cwd* textually. Components that come from
     *cwd* are real names and always literal, even if they look like globs."""
@@ -183,28 +186,48 @@ def _steps(cwd: str, pattern: str) -> "list[tuple[Pattern | None, str]]":
 
 
 def iter_expand(root: Node, cwd: str, pattern: str) -> Iterator[Match]:
-    """Lazily yield the matches of *pattern* (see :func:`expand`)."""
+    """Lazily yield the matches of *pattern* (see :func:`expand`), depth
+    first, one iterator per level on a stack (no generator per node: cat
+    of every partition's data passes a million matches through it)."""
     steps = _steps(cwd, pattern)
+    if not steps:
+        yield Match(paths.to_text([]), [], root)
+        return
+    last = len(steps) - 1
+    stack = [(0, [], _candidates(root, steps[0]))]
+    while stack:
+        i, comps, candidates = stack[-1]
+        for name, child in candidates:
+            here = comps + [name]
+            if i == last:
+                yield Match(paths.to_text(here), here, child)
+            else:
+                stack.append((i + 1, here, _candidates(child, steps[i + 1])))
+                break
+        else:
+            stack.pop()
 
-    def visit(node: Node, comps: list[str], i: int) -> Iterator[Match]:
-        if i == len(steps):
-            yield Match(paths.to_text(comps), comps, node)
-            return
-        regex, name = steps[i]
-        if regex is None:
-            child = node.child(name)
+
+def _candidates(node: Node, step: "tuple[Pattern | None, str]") -> Iterator[tuple[str, Node]]:
+    """``(name, child)`` of the children of ``node`` that one step matches:
+    a literal name looked up, ``*`` every child made at once (entries), any
+    other glob its matching names."""
+    regex, name = step
+    if regex is None:
+        child = node.child(name)
+        if child is not None:
+            yield name, child
+        return
+    if not node.is_dir:
+        return
+    if regex.pattern == _ANY:
+        yield from node.entries()
+        return
+    for child_name in node.children():
+        if regex.fullmatch(child_name):
+            child = node.child(child_name)
             if child is not None:
-                yield from visit(child, comps + [name], i + 1)
-            return
-        if not node.is_dir:
-            return
-        for child_name in node.children():
-            if regex.fullmatch(child_name):
-                child = node.child(child_name)
-                if child is not None:
-                    yield from visit(child, comps + [child_name], i + 1)
-
-    yield from visit(root, [], 0)
+                yield child_name, child
 
 
 def expand(root: Node, cwd: str, pattern: str) -> list[Match]:

@@ -48,6 +48,22 @@ class Node:
     def value(self) -> Any:
         return None
 
+    def entries(self) -> "Iterable[tuple[str, Node]]":
+        """``(name, child)`` of every listed child that exists, in listing
+        order: what walks read (``find``, ``tree``). A directory of many
+        children may make them all at once, without a lookup by name each."""
+        for name in self.children():
+            child = self.child(name)
+            if child is not None:
+                yield name, child
+
+    def tree_value(self) -> Any:
+        """The JSON value of the whole subtree (a directory: an object of
+        its children; a file: its value) when the node can make it at once,
+        cheaper than walking it (a topic: one document of its partitions);
+        None to be walked."""
+        return None
+
     def last_change(self) -> "tuple[int, int] | None":
         """(offset, timestamp ms) of the record that last changed this node."""
         return None
@@ -55,6 +71,12 @@ class Node:
     def note(self) -> "str | None":
         """A remark ``ls -l`` shows beside the name: why a value is null, or
         what a directory stands for (a broker's start)."""
+        return None
+
+    def note_fields(self) -> "dict | None":
+        """The remark as fields, for ``ls -l -o json`` (a broker's
+        ``registeredAt``, ``registeredAtOffset`` and ``why`` a value is
+        null); None when the remark is text only, or there is none."""
         return None
 
     def __repr__(self) -> str:
@@ -65,12 +87,14 @@ class Leaf(Node):
     """A file whose value is computed on demand (or given)."""
 
     def __init__(self, name: str, value: Any = None, *, compute: Callable[[], Any] | None = None,
-                 change: "tuple[int, int] | None" = None, note: "Note" = None):
+                 change: "tuple[int, int] | None" = None, note: "Note" = None,
+                 fields: "Callable[[], dict | None] | None" = None):
         super().__init__(name)
         self._value = value
         self._compute = compute
         self._change = change
         self._note = note
+        self._fields = fields
 
     def value(self) -> Any:
         return self._compute() if self._compute is not None else self._value
@@ -81,6 +105,9 @@ class Leaf(Node):
     def note(self):
         return _note(self._note)
 
+    def note_fields(self):
+        return self._fields() if self._fields is not None else None
+
 
 class DictDir(Node):
     """A directory over a mapping of name -> Node, or name -> factory() -> Node."""
@@ -88,11 +115,13 @@ class DictDir(Node):
     is_dir = True
 
     def __init__(self, name: str, entries: "dict[str, Any] | None" = None,
-                 change: "tuple[int, int] | None" = None, note: "Note" = None):
+                 change: "tuple[int, int] | None" = None, note: "Note" = None,
+                 fields: "Callable[[], dict | None] | None" = None):
         super().__init__(name)
         self._entries = entries if entries is not None else {}
         self._change = change
         self._note = note
+        self._fields = fields
 
     def children(self) -> list[str]:
         return sort_names(self._entries)
@@ -108,6 +137,9 @@ class DictDir(Node):
 
     def note(self):
         return _note(self._note)
+
+    def note_fields(self):
+        return self._fields() if self._fields is not None else None
 
 
 def lookup(root: Node, components: Iterable[str]) -> "Node | None":

@@ -148,9 +148,21 @@ class BrokersDir(_Dir):
             "isFenced": Leaf("isFenced", b.fenced, change=ch),
             "inControlledShutdown": Leaf("inControlledShutdown", b.in_controlled_shutdown, change=ch),
             "registeredAt": Leaf("registeredAt", compute=lambda: iso_time(start()[0]), change=ch,
-                                 note=lambda: start()[1]),
-            "registeredAtOffset": Leaf("registeredAtOffset", offset, change=ch, note=offset_why),
-        }, change=ch, note=lambda: start_note(offset, *start()))
+                                 note=lambda: start()[1], fields=lambda: _why(start()[1])),
+            "registeredAtOffset": Leaf("registeredAtOffset", offset, change=ch, note=offset_why,
+                                       fields=lambda: _why(offset_why)),
+        }, change=ch, note=lambda: start_note(offset, *start()),
+            fields=lambda: start_fields(offset, *start()))
+
+
+def start_fields(offset, ms, why) -> dict:
+    """A broker's start as ``ls -l -o json`` shows it: the fields of its note."""
+    return {"registeredAt": iso_time(ms), "registeredAtOffset": offset, "why": why}
+
+
+def _why(reason) -> "dict | None":
+    """Why a value is null, as a field (None when it is not)."""
+    return {"why": reason} if reason else None
 
 
 def start_note(offset, ms, why) -> str:
@@ -233,6 +245,25 @@ class TopicDir(_Dir):
             return None
         return PartitionDir(name, self.view, t, pid, state)
 
+    def entries(self):
+        """Every partition folded at once (as a listing does), then id and name."""
+        view, t = self.view, self.topic
+        states = self._states = t.partitions()
+        for pid, state in states.items():
+            name = str(pid)
+            yield name, PartitionDir(name, view, t, pid, state)
+        yield "id", Leaf("id", t.topic_id, change=t.change)
+        yield "name", Leaf("name", t.name, change=t.change)
+
+    def tree_value(self):
+        """The topic as one document: ``-o json tree /topics`` encodes a
+        topic at a time instead of walking nodes per partition."""
+        t = self.topic
+        out = {str(pid): {"data": state.to_json()} for pid, state in t.partitions().items()}
+        out["id"] = t.topic_id
+        out["name"] = t.name
+        return out
+
     def last_change(self):
         return self.topic.change
 
@@ -258,7 +289,12 @@ class PartitionDir(_Dir):
         state = self._fold()
         if state is None:
             return None
-        return Leaf("data", state.to_json(), change=state.change)
+        # its JSON made when read (a walk that only names it, find, makes none)
+        return Leaf("data", compute=state.to_json, change=state.change)
+
+    def entries(self):
+        data = self.child("data")
+        return () if data is None else (("data", data),)
 
     def last_change(self):
         state = self._fold()

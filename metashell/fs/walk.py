@@ -18,17 +18,14 @@ def walk(node: Node, path_text: str) -> Iterator[tuple[str, Node]]:
     if not node.is_dir:
         return
     # per directory the prefix of its children's paths (child_path's, made once)
-    stack = [(child_path(path_text, ""), node, iter(node.children()))]
+    stack = [(child_path(path_text, ""), iter(node.entries()))]
     while stack:
-        prefix, parent, names = stack[-1]
-        for name in names:
-            child = parent.child(name)
-            if child is None:
-                continue
+        prefix, entries = stack[-1]
+        for name, child in entries:
             text = prefix + name
             yield text, child
             if child.is_dir:
-                stack.append((text + "/", child, iter(child.children())))
+                stack.append((text + "/", iter(child.entries())))
             break
         else:
             stack.pop()

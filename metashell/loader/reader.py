@@ -207,6 +207,12 @@ class FileReader:
     def _records(self, h: BatchHeader) -> list:
         return self._read(h, None if self.defer is None else self._ref_base(h))
 
+    def records_of(self, h: BatchHeader) -> list:
+        """The records of batch ``h`` of this file, read on their own (a
+        walk of the batches that chooses which to read: ``log``); raises
+        :class:`CorruptDataError` when they do not parse."""
+        return self._read(h, None)
+
     def _read(self, h: BatchHeader, ref_base: int | None) -> list:
         """The records of batch ``h`` (deferred with refs from ``ref_base``, if not None)."""
         buf = self.buf

@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 
 from ..kraft import enums
+from ..timefmt import iso_time
 
 
 def _list(v) -> str:
-    return "[" + ",".join(str(x) for x in v) + "]"
+    return "[" + ",".join(map(str, v)) + "]"   # map: no generator frame per item (``log``)
 
 
 def describe(rec, show_secrets: bool = False) -> str:
@@ -29,7 +30,8 @@ def describe(rec, show_secrets: bool = False) -> str:
 
 def _partition(d, _):
     return (f"partition {d['partitionId']}: replicas {_list(d['replicas'])} isr {_list(d['isr'])} "
-            f"leader {d['leader']} leaderEpoch {d['leaderEpoch']} partitionEpoch {d['partitionEpoch']}")
+            f"leader {d['leader']}{_partition_leader_state(d)} leaderEpoch {d['leaderEpoch']} "
+            f"partitionEpoch {d['partitionEpoch']}")
 
 
 def _partition_change(d, _):
@@ -41,7 +43,8 @@ def _partition_change(d, _):
         if d.get(key) is not None:
             parts.append(f"{key} {_list(d[key])}")
     if d.get("leaderRecoveryState", -1) != -1:
-        parts.append(f"leaderRecoveryState {d['leaderRecoveryState']}")
+        state = d["leaderRecoveryState"]
+        parts.append(f"leaderRecoveryState {enums.LEADER_RECOVERY_STATES.get(state, state)}")
     return f"partition {d['partitionId']}: " + (", ".join(parts) if parts else "epoch bump only")
 
 
@@ -72,6 +75,27 @@ def _config(d, show):
     return f"{name}: {d['name']} " + ("deleted" if value is None else f"= {value}")
 
 
+def _feature(d) -> str:
+    """``metadata.version = 27 (4.0-IV3)``: the release name beside the level."""
+    level = d.get("featureLevel", d.get("maxFeatureLevel"))
+    release = enums.METADATA_VERSIONS.get(level) if d["name"] == "metadata.version" else None
+    return f"{d['name']} = {level}" + (f" ({release})" if release else "")
+
+
+def _partition_leader_state(d) -> str:
+    state = d.get("leaderRecoveryState", 0)
+    return "" if state == 0 else f" {enums.LEADER_RECOVERY_STATES.get(state, state)}"
+
+
+def _token(d, _) -> str:
+    """A delegation token with its times as ISO-8601 (never its HMAC: the
+    record does not hold it)."""
+    renewers = ",".join(d.get("renewers") or []) or "-"
+    return (f"token {d['tokenId']} owner {d['owner']} renewers {renewers} "
+            f"issued {iso_time(d['issueTimestamp'])} expires {iso_time(d['expirationTimestamp'])} "
+            f"max {iso_time(d['maxTimestamp'])}")
+
+
 def _scram(d, _):
     mech = enums.name_of(enums.SCRAM_MECHANISMS, d.get("mechanism", 0))
     its = f", {d['iterations']} iterations" if "iterations" in d else ""
@@ -99,6 +123,8 @@ _DESCRIBERS = {
     "QuotaRecord": _quota,
     "UserScramCredentialRecord": _scram,
     "RemoveUserScramCredentialRecord": _scram,
-    "FeatureLevelRecord": lambda d, _: f"{d['name']} = {d.get('featureLevel', d.get('maxFeatureLevel'))}",
+    "FeatureLevelRecord": lambda d, _: _feature(d),
+    "DelegationTokenRecord": _token,
+    "RemoveDelegationTokenRecord": lambda d, _: f"token {d['tokenId']} removed",
     "ClearElrRecord": lambda d, _: f"ELRs cleared for {d['topicName'] or 'all topics'}",
 }

@@ -26,7 +26,7 @@ from ..loader import inputs
 from ..kraft.batch import BatchScanner
 from ..loader.reader import FileReader
 from ..replay.engine import merge_change, partition_from_record
-from .entity_keys import key_from_data
+from ..replay.entity_keys import key_from_data
 from .image_rows import micros
 
 #: files larger than this are read as several slices (several tasks)

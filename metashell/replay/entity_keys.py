@@ -1,5 +1,6 @@
-"""The entity a decoded metadata record is about, as a key: what the Spark
-history table's entity columns are made from (``history._entity_columns``).
+"""The entity a decoded metadata record is about, as a key: what ``log
+--entity`` selects by and the Spark history table's entity columns are made
+from (``spark.history._entity_columns``).
 
 Keys are those of ``Image.history``: ``("topic", topic id)``,
 ``("partition", topic id, partition id)``, ``("broker", id)``, ``("config",

@@ -1,0 +1,164 @@
+"""log: the records (or batches) of the source in log order, as in its files."""
+
+from __future__ import annotations
+
+from metashell.commands.base import FAILED, OK, USAGE, Command, UsageProblem, path_candidates
+from metashell.commands.registry import register
+from metashell.commands.context import WARNING_PREFIX
+from metashell.commands.log_format import BatchFormat, RecordFormat
+from metashell.commands.log_filter import EntityFilter, TypeFilter, type_names
+from metashell.loader.log_walk import LogWalk, LogWindow, log_files
+from metashell.render import parse_time
+
+
+@register
+class Log(Command):
+    name = "log"
+    description = "Print the records (or batches) of the source in log order, as in its files."
+    needs_session = True
+    path_args = None
+    details = """\
+Every record of the files in file order, as written: a snapshot's offsets
+are its own (from 0), as kafka-dump-log shows them; nothing is replayed,
+merged or dropped. A log dir lists every segment (with --snapshots also its
+bootstrap.checkpoint and every snapshot, before them); a file lists itself.
+With several files, text mode opens each with a '# FILE' line.
+
+Text: one line per record: offset, ISO-8601 UTC time, type, version
+(v0, v1, ...) and the one-line summary 'changes' shows. --output json: one
+object per line, {offset, time, epoch, type, version, control, data}, data
+in the tree's field names, secrets redacted unless --show-secrets.
+
+--batches: one line per batch instead: base and last offset, record count,
+epoch, producer id and epoch, append time, compression, size, byte
+position, transactional and control flags and whether its CRC-32C
+matches. --output json: {file, position, baseOffset, lastOffset, count,
+epoch, producerId, producerEpoch, time, maxTime, compression, size,
+transactional, control, crcValid}.
+
+A damaged batch is never skipped silently: with --batches it is listed
+(crcValid false, or an 'error' naming what is wrong); otherwise each is
+one line on stderr with its file, byte position and offset, in order. The
+exit status is then 1.
+
+Filters (all of them apply): --from-offset/--to-offset and
+--from-time/--to-time (inclusive; a time is ISO-8601 or epoch ms) select
+records and batches; --type takes record type names, comma separated
+(PartitionChange or PartitionChangeRecord, any case); --entity PATH keeps
+the records of the entities at or under PATH (/brokers/1, /topics/orders,
+/topics/orders/3, /configs/topic/orders, ...).
+
+Examples:
+  log --type PartitionChange --entity /topics/orders
+  log --batches --from-time 2026-01-30T17:00:00Z
+  -o json log --type RegisterBroker | jq -c '.data.brokerId'"""
+
+    def add_arguments(self, parser):
+        parser.add_argument("--from-offset", type=int, metavar="N", help="records at offset N or later")
+        parser.add_argument("--to-offset", type=int, metavar="M", help="records up to offset M")
+        parser.add_argument("--from-time", metavar="T", help="records at time T or later")
+        parser.add_argument("--to-time", metavar="T", help="records up to time T")
+        parser.add_argument("--type", metavar="NAME,...", help="only records of these types")
+        parser.add_argument("--entity", metavar="PATH", help="only records of the entities under PATH")
+        parser.add_argument("--batches", action="store_true", help="one line per batch")
+        parser.add_argument("--snapshots", action="store_true",
+                            help="a log dir's snapshots too (before its segments)")
+
+    def complete(self, ctx, words):
+        """Options; after --entity a path, after --type the type names
+        (the last of a comma-separated list)."""
+        if len(words) >= 2 and words[-2] == "--entity":
+            return path_candidates(ctx, words[-1])
+        if len(words) >= 2 and words[-2] == "--type":
+            done, _, typed = words[-1].rpartition(",")
+            prefix = done + "," if done else ""
+            return [prefix + n for n in type_names() if n.lower().startswith(typed.lower())]
+        return super().complete(ctx, words)
+
+    def run(self, ctx, args) -> int:
+        plan = getattr(ctx.session, "plan", None)
+        if plan is None:
+            ctx.error("log: not available here: a live quorum's log is not kept (use -s "
+                      "on a copy of the controller's metadata log dir)")
+            return FAILED
+        window = _window(args)
+        if args.batches and (args.type or args.entity):
+            raise UsageProblem("--type and --entity select records, not --batches")
+        files = log_files(plan, snapshots=args.snapshots)
+        if args.batches:
+            return _print_batches(ctx, files, window)
+        keep = _record_filter(ctx, args)
+        return _print_records(ctx, files, window, keep)
+
+    def execute(self, ctx, argv):
+        try:
+            return super().execute(ctx, argv)
+        except UsageProblem as e:   # raised by run: the options do not fit together
+            ctx.error(f"log: {e}")
+            return USAGE
+
+
+def _window(args) -> LogWindow:
+    def when(text, option):
+        if text is None:
+            return None
+        try:
+            return parse_time(text)
+        except ValueError as e:
+            raise UsageProblem(f"{option}: {e}") from None
+    return LogWindow(args.from_offset, args.to_offset,
+                     when(args.from_time, "--from-time"), when(args.to_time, "--to-time"))
+
+
+def _record_filter(ctx, args):
+    """One predicate on records for --type and --entity (None: keep all)."""
+    tests = []
+    if args.type:
+        tests.append(TypeFilter.parse(args.type))
+    if args.entity:
+        tests.append(EntityFilter(ctx.session.image, ctx.cwd, args.entity))
+    if not tests:
+        return None
+    if len(tests) == 1:
+        return tests[0]
+    return lambda rec: all(t(rec) for t in tests)
+
+
+def _print_records(ctx, files, window: LogWindow, keep) -> int:
+    fmt = RecordFormat(json=ctx.json, show_secrets=ctx.session.show_secrets)
+    write = ctx.out.write
+    status = OK
+    for path in files:
+        walk = LogWalk(path, window)
+        if len(files) > 1 and not ctx.json:
+            write(f"# {path}\n")
+        for batch in walk:
+            if batch.damage is not None:
+                ctx.error(f"log: {batch.damage}")
+                status = FAILED
+            records = batch.records if keep is None else [r for r in batch.records if keep(r)]
+            if records:
+                write(fmt.lines(batch, records))
+        _notes(ctx, walk)
+    return status
+
+
+def _print_batches(ctx, files, window: LogWindow) -> int:
+    fmt = BatchFormat(json=ctx.json)
+    write = ctx.out.write
+    status = OK
+    for path in files:
+        walk = LogWalk(path, window, records=False)
+        if len(files) > 1 and not ctx.json:
+            write(f"# {path}\n")
+        for batch in walk:
+            if batch.damage is not None:
+                status = FAILED
+            write(fmt.line(batch))
+        _notes(ctx, walk)
+    return status
+
+
+def _notes(ctx, walk: LogWalk) -> None:
+    for note in walk.notes:
+        ctx.error(WARNING_PREFIX + note)

@@ -1,0 +1,159 @@
+"""partitions: the partitions in the states operators look for."""
+
+from __future__ import annotations
+
+from metashell.commands.base import FAILED, NOT_FOUND, OK, Command, expand
+from metashell.commands.registry import register
+from metashell.errors import MetashellError
+from metashell.fs import paths
+from metashell.kraft import enums
+from metashell.render import json_text, style
+from metashell.replay.partition_states import (STATES, MinIsr, PartitionRow, partition_rows,
+                                               topics_by_name)
+
+_ROWS_PER_WRITE = 1024
+
+
+@register
+class Partitions(Command):
+    name = "partitions"
+    description = "List partitions, or those offline, under-replicated, ... (kafka-topics --describe)."
+    needs_session = True
+    dirs_only = True
+    details = """\
+One line per partition, sorted by topic and partition, as kafka-topics
+--describe prints them: Topic, Partition, Leader (none when offline),
+Replicas, Isr, and Elr and LastKnownElr where either is not empty,
+Adding Replicas and Removing Replicas while it is reassigned. With state
+options, only the partitions in any of those states; --broker narrows to
+the partitions that broker holds or leads; PATHs (globs allowed) to those
+topics (/topics/NAME) or partitions (/topics/NAME/N).
+
+States (any of those given):
+""" + "\n".join(f"  --{name:<22}{about}" for name, (about, _) in STATES.items()) + """
+
+min.insync.replicas: the topic's config, else that of the broker leading
+the partition, else the cluster default (the broker <default> config),
+else 1.
+
+--output json: an array of {topic, partition, leader, leaderEpoch,
+replicas, isr, elr, lastKnownElr, addingReplicas, removingReplicas,
+leaderRecoveryState, minIsr}, written as it is found.
+
+Examples:
+  partitions --under-replicated --offline
+  partitions /topics/orders --not-preferred-leader
+  -o json partitions --broker 3 | jq length"""
+
+    def add_arguments(self, parser):
+        parser.add_argument("targets", nargs="*", metavar="PATH",
+                            help="topics or partitions (default: every topic)")
+        for name, (about, _) in STATES.items():
+            parser.add_argument(f"--{name}", dest=_dest(name), action="store_true", help=about)
+        parser.add_argument("--broker", type=int, metavar="ID",
+                            help="only partitions broker ID holds or leads")
+
+    def run(self, ctx, args) -> int:
+        image, engine = ctx.session.image, ctx.session.engine
+        states = [name for name in STATES if getattr(args, _dest(name))]
+        try:
+            topics, only = _selection(ctx, image, args.targets)
+        except LookupError as e:
+            ctx.error(f"partitions: {e}: {NOT_FOUND}")
+            return FAILED
+        rows = partition_rows(topics, MinIsr(engine.config_values("min.insync.replicas")),
+                              states, args.broker, only)
+        if ctx.json:
+            _write_json(ctx, rows)
+        else:
+            _write_text(ctx, rows)
+        return OK
+
+
+def _dest(state: str) -> str:
+    return "state_" + state.replace("-", "_")
+
+
+def _selection(ctx, image, targets: list[str]):
+    """The topics to walk, in name order, and a test of (topic, partition
+    id) for PATHs that name single partitions (None: all)."""
+    if not targets:
+        return topics_by_name(image), None
+    chosen: dict[str, "set[int] | None"] = {}
+    for target in targets:
+        matches = expand(ctx, target)
+        if not matches:
+            raise LookupError(target)
+        for match in matches:
+            _choose(image, paths.split(match.path), chosen, target)
+    topics = sorted((image.topics[tid] for tid in chosen), key=lambda t: t.name)
+    if all(pids is None for pids in chosen.values()):
+        return topics, None
+    return topics, lambda topic, pid: chosen[topic.topic_id] is None or pid in chosen[topic.topic_id]
+
+
+def _choose(image, parts: list[str], chosen: dict, target: str) -> None:
+    if len(parts) not in (2, 3) or parts[0] not in ("topics", "topicIds"):
+        raise MetashellError(f"{target}: not a topic or a partition (/topics/NAME[/N])")
+    topic = image.topic_by_name(parts[1]) if parts[0] == "topics" else image.topics.get(parts[1])
+    if topic is None or (len(parts) == 3 and not parts[2].isdigit()):
+        raise MetashellError(f"{target}: not a topic or a partition (/topics/NAME[/N])")
+    if len(parts) == 2:
+        chosen[topic.topic_id] = None
+    elif chosen.get(topic.topic_id, set()) is not None:
+        chosen.setdefault(topic.topic_id, set()).add(int(parts[2]))
+
+
+def _ids(values) -> str:
+    return ",".join(map(str, values))
+
+
+def row_text(row: PartitionRow, color: bool = False) -> str:
+    """A partition as kafka-topics --describe prints it (tab-separated)."""
+    s = row.state
+    leader = str(s.leader) if s.leader >= 0 else "none"
+    text = (f"Topic: {row.topic}\tPartition: {s.partition_id}\tLeader: {leader}\t"
+            f"Replicas: {_ids(s.replicas)}\tIsr: {_ids(s.isr)}")
+    if s.elr or s.last_known_elr:
+        text += f"\tElr: {_ids(s.elr)}\tLastKnownElr: {_ids(s.last_known_elr or ())}"
+    if s.adding_replicas:
+        text += f"\tAdding Replicas: {_ids(s.adding_replicas)}"
+    if s.removing_replicas:
+        text += f"\tRemoving Replicas: {_ids(s.removing_replicas)}"
+    if s.leader < 0:
+        return style(text, "bold red", color)
+    return text
+
+
+def row_json(row: PartitionRow) -> dict:
+    s = row.state
+    return {"topic": row.topic, "partition": s.partition_id, "leader": s.leader,
+            "leaderEpoch": s.leader_epoch, "replicas": s.replicas, "isr": s.isr,
+            "elr": s.elr, "lastKnownElr": s.last_known_elr,
+            "addingReplicas": s.adding_replicas, "removingReplicas": s.removing_replicas,
+            "leaderRecoveryState": enums.LEADER_RECOVERY_STATES.get(
+                s.leader_recovery_state, s.leader_recovery_state),
+            "minIsr": row.min_isr}
+
+
+def _write_text(ctx, rows) -> None:
+    write, color, lines = ctx.out.write, ctx.color, []
+    for row in rows:
+        lines.append(row_text(row, color))
+        if len(lines) >= _ROWS_PER_WRITE:
+            write("\n".join(lines) + "\n")
+            lines.clear()
+    if lines:
+        write("\n".join(lines) + "\n")
+
+
+def _write_json(ctx, rows) -> None:
+    """A JSON array written as the rows come (nothing holds them all)."""
+    write, sep, parts = ctx.out.write, "[", []
+    for row in rows:
+        parts.append(sep + json_text(row_json(row)))
+        sep = ","
+        if len(parts) >= _ROWS_PER_WRITE:
+            write("".join(parts))
+            parts.clear()
+    write("".join(parts) + ("]\n" if sep == "," else "[]\n"))
