@@ -60,6 +60,13 @@ def value_text(value: Any) -> str:
     return scalar_text(value)
 
 
+def node_text(node) -> str:
+    """A file node as text output shows it: its own text where it has one
+    (Kafka's strings under ``/image``), else its value as ``value_text``."""
+    text = node.text()
+    return text if text is not None else value_text(node.value())
+
+
 def json_text(value: Any) -> str:
     """Compact JSON, one line: what every ``--output json`` document uses."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_json_default)
@@ -213,6 +220,9 @@ def tree_text_lines(node, indent: int = 0) -> Iterator[str]:
     A file's value prints as in ``cat``, every line indented. A file as the
     start node prints its value at ``indent``."""
     pad = " " * indent
+    if not node.is_dir and node.text() is not None:
+        yield pad + node.text()    # Kafka's printer indents the first line only
+        return
     if not node.is_dir:
         text = value_text(node.value())
         for line in text.split("\n"):

@@ -44,6 +44,8 @@ Errors: 'cat: PATH: no such file or directory' when nothing matches,
                     continue
                 if ctx.json:
                     ctx.write(json_text(value))
+                elif match.node.text() is not None:
+                    ctx.write(match.node.text())
                 elif isinstance(value, (dict, list)):
                     ctx.write(highlight_json(value_text(value), ctx.color))
                 else:

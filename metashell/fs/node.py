@@ -52,6 +52,11 @@ class Node:
         """(offset, timestamp ms) of the record that last changed this node."""
         return None
 
+    def text(self) -> "str | None":
+        """A file's text when text output is not its value's usual rendering
+        (Kafka's own strings under ``/image``); None otherwise."""
+        return None
+
     def note(self) -> "str | None":
         """A remark ``ls -l`` shows beside the name: why a value is null, or
         what a directory stands for (a broker's start)."""

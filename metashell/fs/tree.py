@@ -74,6 +74,7 @@ class RootDir(_Dir):
         "controllers": lambda v: ControllersDir("controllers", v),
         "delegationTokens": lambda v: TokensDir("delegationTokens", v),
         "features": lambda v: FeaturesDir("features", v),
+        "image": lambda v: _image_view(v),
         "local": lambda v: local_dir(v),
         "metadataQuorum": lambda v: quorum_dir(v),
         "producerIds": lambda v: producer_ids_dir(v),
@@ -168,16 +169,20 @@ class ControllersDir(_Dir):
         c = self.image.controllers.get(_int(name))
         if c is None:
             return None
-        r = c.registration
-        value = {
-            "controllerId": c.controller_id,
-            "incarnationId": r["incarnationId"],
-            "zkMigrationReady": r["zkMigrationReady"],
-            "listeners": _listeners(r["endPoints"]),
-            "features": _features(r["features"]),
-        }
+        value = controller_value(c)
         return DictDir(name, {"registration": Leaf("registration", value, change=c.change)},
                        change=c.change)
+
+
+def controller_value(c) -> dict:
+    r = c.registration
+    return {
+        "controllerId": c.controller_id,
+        "incarnationId": r["incarnationId"],
+        "zkMigrationReady": r["zkMigrationReady"],
+        "listeners": _listeners(r["endPoints"]),
+        "features": _features(r["features"]),
+    }
 
 
 # -- topics and partitions ------------------------------------------------------------
@@ -409,15 +414,17 @@ class ScramDir(_Dir):
         users = {}
         for (mech, user), ent in self.image.scram.items():
             if mech == name:
-                d = ent.value
-                value = {
-                    "iterations": d["iterations"],
-                    "salt": view.secret(_b64(d["salt"])),
-                    "storedKey": view.secret(_b64(d["storedKey"])),
-                    "serverKey": view.secret(_b64(d["serverKey"])),
-                }
-                users[user] = Leaf(user, value, change=ent.change)
+                users[user] = Leaf(user, scram_value(ent.value, view), change=ent.change)
         return DictDir(name, users)
+
+
+def scram_value(d: dict, view: View) -> dict:
+    return {
+        "iterations": d["iterations"],
+        "salt": view.secret(_b64(d["salt"])),
+        "storedKey": view.secret(_b64(d["storedKey"])),
+        "serverKey": view.secret(_b64(d["serverKey"])),
+    }
 
 
 class TokensDir(_Dir):
@@ -428,16 +435,18 @@ class TokensDir(_Dir):
         ent = self.image.tokens.get(name)
         if ent is None:
             return None
-        d = ent.value
-        value = {
-            "owner": d["owner"],
-            "requester": d.get("requester", ""),
-            "renewers": d["renewers"],
-            "issueTimestamp": d["issueTimestamp"],
-            "maxTimestamp": d["maxTimestamp"],
-            "expirationTimestamp": d["expirationTimestamp"],
-        }
-        return Leaf(name, value, change=ent.change)
+        return Leaf(name, token_value(ent.value), change=ent.change)
+
+
+def token_value(d: dict) -> dict:
+    return {
+        "owner": d["owner"],
+        "requester": d.get("requester", ""),
+        "renewers": d["renewers"],
+        "issueTimestamp": d["issueTimestamp"],
+        "maxTimestamp": d["maxTimestamp"],
+        "expirationTimestamp": d["expirationTimestamp"],
+    }
 
 
 # -- quorum and local -------------------------------------------------------------------
@@ -473,6 +482,13 @@ def live_quorum_dir(values: dict) -> Node:
 def local_dir(view: View) -> Node:
     return DictDir("local", {k: Leaf(k, compute=v) if callable(v) else Leaf(k, v)
                              for k, v in view.local.items()})
+
+
+def _image_view(view: View) -> Node:
+    """``/image``: Kafka's shell tree over the same view (imported here: it
+    builds on this module)."""
+    from .image_view import image_dir
+    return image_dir(view)
 
 
 def _b64(raw) -> str:

@@ -1,0 +1,336 @@
+"""``/image``: Kafka 3.5+'s shell tree (the newest release's paths) as a
+second view over the same image the native tree shows.
+
+Nothing is replayed twice: every node reads the one :class:`View` the native
+tree reads, so a live session's new image shows here too. Names list in
+Java's ``String.compareTo`` order, as Kafka lists them. A file's ``value()``
+is the native tree's structured value (what ``-o json`` prints, the same
+fields), its ``text()`` Kafka's string for it (:mod:`.kafka_text`).
+
+Paths (Kafka 4.3): ``acls/byId/<uuid>``, ``clientQuotas/<entity>/<key>``,
+``cluster/{brokers,controllers}/<id>``, ``configs/<TYPE>[:<name>]/<key>``,
+``delegationToken/<id>``, ``features/{metadataVersion,finalized_<name>}``,
+``producerIds/nextProducerId``, ``provenance``, ``scram/<mechanism>/<user>``,
+``topics/{byName/<name>,byId/<uuid>}/{id,name,<partition>}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..loader import enums
+from . import kafka_text as kt
+from .node import Leaf, Node
+from .tree import View, acl_value, broker_registration, controller_value, scram_value, \
+    token_value
+
+METADATA_VERSION_FEATURE = "metadata.version"
+FINALIZED = "finalized_"
+ENTITY_TYPES = (("client-id", "clientId"), ("ip", "ip"), ("user", "user"))
+# Kafka's ConfigResource.Type names by the native tree's directory names
+CONFIG_TYPES = {tree: enums.CONFIG_RESOURCE_TYPES[code]
+                for code, tree in enums.CONFIG_RESOURCE_TREE_NAMES.items()}
+
+
+class ImageLeaf(Leaf):
+    """A file with Kafka's text beside its structured value."""
+
+    def __init__(self, name: str, value: Any = None, *, text: "Callable[[], str] | str",
+                 compute: "Callable[[], Any] | None" = None, change=None):
+        super().__init__(name, value, compute=compute, change=change)
+        self._text = text
+
+    def text(self) -> str:
+        return self._text() if callable(self._text) else self._text
+
+
+class _ImageDir(Node):
+    """A directory of the view: ``_entries()`` maps names to node factories."""
+
+    is_dir = True
+
+    def __init__(self, name: str, view: View):
+        super().__init__(name)
+        self.view = view
+
+    @property
+    def image(self):
+        return self.view.image
+
+    def _entries(self) -> dict:
+        return {}
+
+    def children(self) -> list[str]:
+        return kt.java_sorted(self._entries())
+
+    def child(self, name: str):
+        make = self._entries().get(name)
+        return make() if make is not None else None
+
+
+def image_dir(view: View) -> Node:
+    """The ``/image`` directory over ``view`` (the native tree's view)."""
+    return ImageDir("image", view)
+
+
+class ImageDir(_ImageDir):
+    def _entries(self):
+        v = self.view
+        return {
+            "acls": lambda: AclsDir("acls", v),
+            "clientQuotas": lambda: QuotasDir("clientQuotas", v),
+            "cluster": lambda: ClusterDir("cluster", v),
+            "configs": lambda: ConfigsDir("configs", v),
+            "delegationToken": lambda: TokensDir("delegationToken", v),
+            "features": lambda: FeaturesDir("features", v),
+            "producerIds": lambda: ProducerIdsDir("producerIds", v),
+            "provenance": lambda: provenance_leaf(v),
+            "scram": lambda: ScramDir("scram", v),
+            "topics": lambda: TopicsDir("topics", v),
+        }
+
+    def last_change(self):
+        img = self.image
+        return (img.last_offset, img.last_time) if img.last_offset >= 0 else None
+
+
+def provenance_leaf(view: View) -> Node:
+    """The offset, epoch and time of what was applied last: log offsets, also
+    for a snapshot (Kafka's shell shows a snapshot's offsets inside the file)."""
+    img = view.image
+    value = {"offset": img.last_offset, "epoch": img.quorum.leader_epoch,
+             "time": img.last_time}
+    return ImageLeaf("provenance", value, text=lambda: kt.provenance(**value))
+
+
+# -- cluster ------------------------------------------------------------------------
+
+
+class ClusterDir(_ImageDir):
+    def _entries(self):
+        return {"brokers": lambda: BrokersDir("brokers", self.view),
+                "controllers": lambda: ControllersDir("controllers", self.view)}
+
+
+class BrokersDir(_ImageDir):
+    def _entries(self):
+        return {str(i): (lambda b=b: self._leaf(b)) for i, b in self.image.brokers.items()}
+
+    def _leaf(self, b) -> Node:
+        value = broker_registration(b)
+        return ImageLeaf(str(b.broker_id), value, text=lambda: kt.broker(value), change=b.change)
+
+
+class ControllersDir(_ImageDir):
+    def _entries(self):
+        return {str(i): (lambda c=c: self._leaf(c)) for i, c in self.image.controllers.items()}
+
+    def _leaf(self, c) -> Node:
+        value = controller_value(c)
+        return ImageLeaf(str(c.controller_id), value, text=lambda: kt.controller(value),
+                         change=c.change)
+
+
+# -- topics -------------------------------------------------------------------------
+
+
+class TopicsDir(_ImageDir):
+    def _entries(self):
+        return {"byName": lambda: TopicIndexDir("byName", self.view, by_id=False),
+                "byId": lambda: TopicIndexDir("byId", self.view, by_id=True)}
+
+
+class TopicIndexDir(_ImageDir):
+    def __init__(self, name, view, by_id: bool):
+        super().__init__(name, view)
+        self.by_id = by_id
+
+    def children(self):
+        return kt.java_sorted(self.image.topics if self.by_id else self.image.topic_names)
+
+    def child(self, name):
+        img = self.image
+        t = img.topics.get(name) if self.by_id else img.topic_by_name(name)
+        return TopicDir(name, self.view, t) if t is not None else None
+
+
+class TopicDir(_ImageDir):
+    """``id``, ``name`` and one file per partition."""
+
+    def __init__(self, name, view, topic):
+        super().__init__(name, view)
+        self.topic = topic
+        self._states: dict | None = None   # pid -> folded state, once listed
+
+    def children(self):
+        self._states = self.topic.partitions()
+        return kt.java_sorted([str(p) for p in self._states] + ["id", "name"])
+
+    def child(self, name):
+        t = self.topic
+        if name in ("id", "name"):
+            value = t.topic_id if name == "id" else t.name
+            return ImageLeaf(name, value, text=value, change=t.change)
+        if not name.isdigit() or name != str(int(name)):
+            return None
+        pid = int(name)
+        if self._states is not None:
+            state = self._states.get(pid)
+        else:
+            state = t.partition(pid) if pid in t.partition_records else None
+        if state is None:
+            return None
+        value = state.to_json()
+        return ImageLeaf(name, value, text=lambda: kt.partition(value), change=state.change)
+
+    def last_change(self):
+        return self.topic.change
+
+
+# -- configs and quotas --------------------------------------------------------------
+
+
+def config_dir_name(rtype: str, rname: str) -> str:
+    """``TOPIC:foo``, or the bare type for the default resource (empty name)."""
+    kafka = CONFIG_TYPES.get(rtype, "UNKNOWN")
+    return f"{kafka}:{rname}" if rname else kafka
+
+
+class ConfigsDir(_ImageDir):
+    def _entries(self):
+        return {config_dir_name(rtype, rname): (lambda k=(rtype, rname): self._dir(k))
+                for rtype, rname in self.image.configs}
+
+    def _dir(self, key) -> Node:
+        return ConfigDir(config_dir_name(*key), self.view, key)
+
+
+class ConfigDir(_ImageDir):
+    def __init__(self, name, view, key: tuple):
+        super().__init__(name, view)
+        self.key = key
+
+    def _entries(self):
+        keys = self.image.configs.get(self.key, {})
+        return {k: (lambda k=k, e=e: self._leaf(k, e)) for k, e in keys.items()}
+
+    def _leaf(self, key, ent) -> Node:
+        value = ent.value
+        if enums.is_sensitive_config(key):
+            value = self.view.secret(value)
+        return ImageLeaf(key, value, text="null" if value is None else value, change=ent.change)
+
+
+def quota_entity_name(entity: tuple) -> str:
+    """``clientId(x)_ip(y)_user(z)`` (that order, absent types left out; ``\\``,
+    ``(`` and ``)`` escaped); a default entity's name is empty, as in Kafka."""
+    names = dict(entity)
+    parts = []
+    for etype, label in ENTITY_TYPES:
+        if names.get(etype) is not None:
+            parts.append(f"{label}({_escape(names[etype])})")
+    return "_".join(parts)
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+class QuotasDir(_ImageDir):
+    def _entries(self):
+        return {quota_entity_name(e): (lambda e=e: self._dir(e)) for e in self.image.quotas}
+
+    def _dir(self, entity) -> Node:
+        return QuotaDir(quota_entity_name(entity), self.view, entity)
+
+
+class QuotaDir(_ImageDir):
+    def __init__(self, name, view, entity: tuple):
+        super().__init__(name, view)
+        self.entity = entity
+
+    def _entries(self):
+        values = self.image.quotas.get(self.entity, {})
+        return {k: (lambda k=k, e=e: ImageLeaf(k, e.value, text=lambda: kt.java_double(e.value),
+                                               change=e.change))
+                for k, e in values.items()}
+
+
+# -- ACLs, features, producer ids, SCRAM, tokens -------------------------------------
+
+
+class AclsDir(_ImageDir):
+    def _entries(self):
+        return {"byId": lambda: AclsByIdDir("byId", self.view)}
+
+
+class AclsByIdDir(_ImageDir):
+    def children(self):
+        return kt.java_sorted(self.image.acls)
+
+    def child(self, name):
+        ent = self.image.acls.get(name)
+        if ent is None:
+            return None
+        value = acl_value(ent.value)
+        return ImageLeaf(name, value, text=lambda: kt.acl(value), change=ent.change)
+
+
+class FeaturesDir(_ImageDir):
+    """``metadataVersion`` (plain, where Kafka 4.x prints ``Optional[…]``) and
+    ``finalized_<name>`` per other feature (a name that is not there does
+    not exist, where Kafka answers 0)."""
+
+    def _entries(self):
+        features = self.image.features
+        out = {"metadataVersion": self._version}
+        for name, ent in features.items():
+            if name != METADATA_VERSION_FEATURE:
+                out[FINALIZED + name] = (lambda n=FINALIZED + name, e=ent:
+                                         ImageLeaf(n, e.value, text=str(e.value), change=e.change))
+        return out
+
+    def _version(self) -> Node:
+        ent = self.image.features.get(METADATA_VERSION_FEATURE)
+        if ent is None:
+            return ImageLeaf("metadataVersion", None, text="null")
+        name = enums.METADATA_VERSIONS.get(ent.value, f"UNKNOWN({ent.value})")
+        return ImageLeaf("metadataVersion", name, text=name, change=ent.change)
+
+
+class ProducerIdsDir(_ImageDir):
+    def _entries(self):
+        ent = self.image.producer_ids
+        value = -1 if ent is None else ent.value["nextProducerId"]
+        change = None if ent is None else ent.change
+        return {"nextProducerId": lambda: ImageLeaf("nextProducerId", value, text=str(value),
+                                                    change=change)}
+
+
+class ScramDir(_ImageDir):
+    MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
+
+    def _entries(self):
+        return {m: (lambda m=m: ScramMechanismDir(m, self.view)) for m in self.MECHANISMS}
+
+
+class ScramMechanismDir(_ImageDir):
+    def _entries(self):
+        return {user: (lambda u=user, e=ent: self._leaf(u, e))
+                for (mech, user), ent in self.image.scram.items() if mech == self.name}
+
+    def _leaf(self, user, ent) -> Node:
+        value = scram_value(ent.value, self.view)
+        return ImageLeaf(user, value, text=lambda: kt.scram(value), change=ent.change)
+
+
+class TokensDir(_ImageDir):
+    def children(self):
+        return kt.java_sorted(self.image.tokens)
+
+    def child(self, name):
+        ent = self.image.tokens.get(name)
+        if ent is None:
+            return None
+        value = token_value(ent.value)
+        return ImageLeaf(name, value, text=lambda: kt.token(name, value), change=ent.change)
