@@ -127,6 +127,15 @@ def kafka_as_ours(text: str) -> str:
                       text)
 
 
+def provenance_offset(tree: str) -> "int | None":
+    found = re.search(r"^provenance:\n  offset (-?\d+),", tree, re.M)
+    return int(found.group(1)) if found else None
+
+
+def without_provenance(text: str) -> str:
+    return re.sub(r"^(provenance:\n  )offset .*$", r"\1*", text, flags=re.M)
+
+
 def without_provenance_offset(text: str) -> str:
     """The provenance line with its offset left out: for a snapshot Kafka's
     shell shows the offset inside the file, metashell the log's."""
@@ -157,6 +166,10 @@ def differences(name: str, kafka: Dump, ours: Dump, snapshot: bool) -> list[str]
         theirs, mine = kafka_as_ours(getattr(kafka, kind)), getattr(ours, kind)
         if snapshot:
             theirs, mine = without_provenance_offset(theirs), without_provenance_offset(mine)
+        elif (provenance_offset(kafka.tree) or 0) < (provenance_offset(ours.tree) or 0):
+            # Kafka's shell is caught up at the last offset - 1: it may show the
+            # image before a log's last batch (the files here end in a NoOp batch)
+            theirs, mine = without_provenance(theirs), without_provenance(mine)
         if theirs != mine:
             out.append(f"{name}: {kind} /image differs:\n" + _first_difference(theirs, mine))
     return out

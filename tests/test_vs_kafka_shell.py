@@ -12,9 +12,15 @@ must be one the list names too.
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cluster_histories import history
+from test_replay_support import Log, write_snapshot
 
 from kafka_shell_support import differences, kafka_dumps, loaded_nothing, our_dumps
 from kafka_shell_jars import require_java_and_maven
@@ -62,3 +68,45 @@ def test_every_corpus_file_shows_as_in_kafkas_shell(corpus_dumps):
     assert not problems, "\n".join(problems)
     assert compared >= len(files) - len(KAFKA_MAY_NOT_LOAD)
     print(f"\n{compared} of {len(files)} corpus files, {nodes} /image nodes compared")
+
+
+HISTORIES = 300
+
+
+@pytest.fixture(scope="module")
+def history_dumps(tmp_path_factory):
+    """A few hundred random histories (hypothesis picks each one's seed and
+    length), every other one written as a snapshot, all shown by Kafka's
+    shell in one JVM."""
+    require_java_and_maven()
+    root = tmp_path_factory.mktemp("histories")
+    files = []
+
+    @settings(max_examples=HISTORIES, database=None, derandomize=True, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(seed=st.integers(0, 2**64), steps=st.integers(1, 30))
+    def write(seed, steps):
+        batches = history(random.Random(seed), steps)
+        directory = root / str(len(files))
+        if len(files) % 2:
+            records = [r for batch in batches for r in batch]
+            files.append(write_snapshot(directory, len(records) + 7, records, epoch=3))
+        else:
+            log = Log(epoch=2)
+            for batch in batches:
+                log.add(*batch)
+            files.append(log.write(directory))
+
+    write()
+    return files, kafka_dumps(files, tmp_path_factory.mktemp("kafka"))
+
+
+def test_random_histories_show_as_in_kafkas_shell(history_dumps):
+    files, dumps = history_dumps
+    problems, nodes = [], 0
+    for path, kafka in zip(files, dumps):
+        ours = our_dumps(path)
+        problems += differences(str(path), kafka, ours, snapshot=path.suffix == ".checkpoint")
+        nodes += ours.find.count("\n")
+    assert not problems, f"{len(problems)} of {len(files)} differ:\n" + "\n".join(problems[:20])
+    print(f"\n{len(files)} random histories, {nodes} /image nodes compared")

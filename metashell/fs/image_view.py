@@ -21,7 +21,7 @@ from typing import Any, Callable
 from ..loader import enums
 from . import kafka_text as kt
 from .node import Leaf, Node
-from .tree import View, acl_value, broker_registration, controller_value, scram_value, \
+from .tree import DEFAULT_NAME, View, acl_value, broker_registration, controller_value, scram_value, \
     token_value
 
 METADATA_VERSION_FEATURE = "metadata.version"
@@ -98,8 +98,7 @@ def provenance_leaf(view: View) -> Node:
     """The offset, epoch and time of what was applied last: log offsets, also
     for a snapshot (Kafka's shell shows a snapshot's offsets inside the file)."""
     img = view.image
-    value = {"offset": img.last_offset, "epoch": img.quorum.leader_epoch,
-             "time": img.last_time}
+    value = {"offset": img.last_offset, "epoch": img.last_epoch, "time": img.last_time}
     return ImageLeaf("provenance", value, text=lambda: kt.provenance(**value))
 
 
@@ -223,12 +222,14 @@ class ConfigDir(_ImageDir):
 
 def quota_entity_name(entity: tuple) -> str:
     """``clientId(x)_ip(y)_user(z)`` (that order, absent types left out; ``\\``,
-    ``(`` and ``)`` escaped); a default entity's name is empty, as in Kafka."""
+    ``(`` and ``)`` escaped); a default name is ``<default>``, where Kafka's
+    shell leaves the type out (``user`` alone becomes an empty name)."""
     names = dict(entity)
     parts = []
     for etype, label in ENTITY_TYPES:
-        if names.get(etype) is not None:
-            parts.append(f"{label}({_escape(names[etype])})")
+        if etype in names:
+            name = names[etype]
+            parts.append(f"{label}({DEFAULT_NAME if name is None else _escape(name)})")
     return "_".join(parts)
 
 

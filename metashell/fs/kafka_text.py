@@ -152,11 +152,11 @@ def partition(value: dict) -> str:
 
 
 def acl(value: dict) -> str:
-    """``StandardAcl(…)`` from the native tree's ACL value (enum names)."""
-    return (f"StandardAcl(resourceType={value['resourceType']}, "
+    """``StandardAcl[…]`` (a Java record) from the native tree's ACL value (enum names)."""
+    return (f"StandardAcl[resourceType={value['resourceType']}, "
             f"resourceName={value['resourceName']}, patternType={value['patternType']}, "
             f"principal={value['principal']}, host={value['host']}, "
-            f"operation={value['operation']}, permissionType={value['permissionType']})")
+            f"operation={value['operation']}, permissionType={value['permissionType']}]")
 
 
 def scram(value: dict) -> str:

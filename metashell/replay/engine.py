@@ -128,6 +128,7 @@ class ReplayEngine:
             self.image.last_time = timestamp
         if epoch >= 0:
             self.image.quorum.leader_epoch = epoch
+            self.image.last_epoch = epoch
 
     def end_snapshot(self) -> None:
         if self._txn is not None:
@@ -252,6 +253,7 @@ class ReplayEngine:
                         if last is not None:
                             self.image.last_offset = max(self.image.last_offset, last.offset)
                             self.image.last_time = max(self.image.last_time, last.timestamp)
+                            self.image.last_epoch = h.epoch
                         return False
                 last = rec
                 self.apply(rec, h)
@@ -259,6 +261,8 @@ class ReplayEngine:
         if not in_snapshot and records:
             self.image.last_offset = max(self.image.last_offset, h.last_offset)
             self.image.last_time = max(self.image.last_time, h.max_timestamp)
+            if not h.is_control:
+                self.image.last_epoch = h.epoch
         return True
 
     def _apply_noops(self, h, run: NoOpRun) -> bool:
@@ -275,6 +279,7 @@ class ReplayEngine:
                 image = self.image
                 image.last_offset = max(image.last_offset, h.last_offset)
                 image.last_time = max(image.last_time, h.max_timestamp)
+                image.last_epoch = h.epoch
                 return True
         for batch in run.batches():
             if not self.apply_batch(batch):
@@ -290,6 +295,7 @@ class ReplayEngine:
             self._changes.add(file_no, h.position, h.end, entries)
             image.last_offset = max(image.last_offset, h.last_offset)
             image.last_time = max(image.last_time, h.max_timestamp)
+            image.last_epoch = h.epoch
             return True
         kept, last = [], None
         if type(entries) is ChangeBatch:
@@ -306,6 +312,7 @@ class ReplayEngine:
             self._changes.add(file_no, h.position, h.end, kept)
             image.last_offset = max(image.last_offset, last.offset)
             image.last_time = max(image.last_time, last.timestamp)
+            image.last_epoch = h.epoch
         return False
 
     def settle(self) -> None:
