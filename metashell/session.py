@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from . import __version__
+from .buildinfo import local_entries
 from .errors import CorruptDataError, InputError, MetashellError
 from .fs import paths
 from .fs.entities import entity_records
@@ -99,7 +99,7 @@ class Session(ImageSession):
         plan = self.plan
         meta = plan.meta_properties or {}
         local = {
-            "version": __version__,
+            **local_entries(),
             "source": self.source,
             "loaded": {
                 "snapshot": plan.snapshot.path.name if plan.snapshot else None,

@@ -16,11 +16,9 @@ Paths (Kafka 4.3): ``acls/byId/<uuid>``, ``clientQuotas/<entity>/<key>``,
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
 from ..loader import enums
 from . import kafka_text as kt
-from .node import Leaf, Node
+from .node import Node, TextLeaf
 from .tree import DEFAULT_NAME, View, acl_value, broker_registration, controller_value, scram_value, \
     token_value
 
@@ -30,18 +28,6 @@ ENTITY_TYPES = (("client-id", "clientId"), ("ip", "ip"), ("user", "user"))
 # Kafka's ConfigResource.Type names by the native tree's directory names
 CONFIG_TYPES = {tree: enums.CONFIG_RESOURCE_TYPES[code]
                 for code, tree in enums.CONFIG_RESOURCE_TREE_NAMES.items()}
-
-
-class ImageLeaf(Leaf):
-    """A file with Kafka's text beside its structured value."""
-
-    def __init__(self, name: str, value: Any = None, *, text: "Callable[[], str] | str",
-                 compute: "Callable[[], Any] | None" = None, change=None):
-        super().__init__(name, value, compute=compute, change=change)
-        self._text = text
-
-    def text(self) -> str:
-        return self._text() if callable(self._text) else self._text
 
 
 class _ImageDir(Node):
@@ -99,7 +85,7 @@ def provenance_leaf(view: View) -> Node:
     for a snapshot (Kafka's shell shows a snapshot's offsets inside the file)."""
     img = view.image
     value = {"offset": img.last_offset, "epoch": img.last_epoch, "time": img.last_time}
-    return ImageLeaf("provenance", value, text=lambda: kt.provenance(**value))
+    return TextLeaf("provenance", value, text=lambda: kt.provenance(**value))
 
 
 # -- cluster ------------------------------------------------------------------------
@@ -117,7 +103,7 @@ class BrokersDir(_ImageDir):
 
     def _leaf(self, b) -> Node:
         value = broker_registration(b)
-        return ImageLeaf(str(b.broker_id), value, text=lambda: kt.broker(value), change=b.change)
+        return TextLeaf(str(b.broker_id), value, text=lambda: kt.broker(value), change=b.change)
 
 
 class ControllersDir(_ImageDir):
@@ -126,7 +112,7 @@ class ControllersDir(_ImageDir):
 
     def _leaf(self, c) -> Node:
         value = controller_value(c)
-        return ImageLeaf(str(c.controller_id), value, text=lambda: kt.controller(value),
+        return TextLeaf(str(c.controller_id), value, text=lambda: kt.controller(value),
                          change=c.change)
 
 
@@ -169,7 +155,7 @@ class TopicDir(_ImageDir):
         t = self.topic
         if name in ("id", "name"):
             value = t.topic_id if name == "id" else t.name
-            return ImageLeaf(name, value, text=value, change=t.change)
+            return TextLeaf(name, value, text=value, change=t.change)
         if not name.isdigit() or name != str(int(name)):
             return None
         pid = int(name)
@@ -180,7 +166,7 @@ class TopicDir(_ImageDir):
         if state is None:
             return None
         value = state.to_json()
-        return ImageLeaf(name, value, text=lambda: kt.partition(value), change=state.change)
+        return TextLeaf(name, value, text=lambda: kt.partition(value), change=state.change)
 
     def last_change(self):
         return self.topic.change
@@ -217,7 +203,7 @@ class ConfigDir(_ImageDir):
         value = ent.value
         if enums.is_sensitive_config(key):
             value = self.view.secret(value)
-        return ImageLeaf(key, value, text="null" if value is None else value, change=ent.change)
+        return TextLeaf(key, value, text="null" if value is None else value, change=ent.change)
 
 
 def quota_entity_name(entity: tuple) -> str:
@@ -252,7 +238,7 @@ class QuotaDir(_ImageDir):
 
     def _entries(self):
         values = self.image.quotas.get(self.entity, {})
-        return {k: (lambda k=k, e=e: ImageLeaf(k, e.value, text=lambda: kt.java_double(e.value),
+        return {k: (lambda k=k, e=e: TextLeaf(k, e.value, text=lambda: kt.java_double(e.value),
                                                change=e.change))
                 for k, e in values.items()}
 
@@ -274,7 +260,7 @@ class AclsByIdDir(_ImageDir):
         if ent is None:
             return None
         value = acl_value(ent.value)
-        return ImageLeaf(name, value, text=lambda: kt.acl(value), change=ent.change)
+        return TextLeaf(name, value, text=lambda: kt.acl(value), change=ent.change)
 
 
 class FeaturesDir(_ImageDir):
@@ -288,15 +274,15 @@ class FeaturesDir(_ImageDir):
         for name, ent in features.items():
             if name != METADATA_VERSION_FEATURE:
                 out[FINALIZED + name] = (lambda n=FINALIZED + name, e=ent:
-                                         ImageLeaf(n, e.value, text=str(e.value), change=e.change))
+                                         TextLeaf(n, e.value, text=str(e.value), change=e.change))
         return out
 
     def _version(self) -> Node:
         ent = self.image.features.get(METADATA_VERSION_FEATURE)
         if ent is None:
-            return ImageLeaf("metadataVersion", None, text="null")
+            return TextLeaf("metadataVersion", None, text="null")
         name = enums.METADATA_VERSIONS.get(ent.value, f"UNKNOWN({ent.value})")
-        return ImageLeaf("metadataVersion", name, text=name, change=ent.change)
+        return TextLeaf("metadataVersion", name, text=name, change=ent.change)
 
 
 class ProducerIdsDir(_ImageDir):
@@ -304,7 +290,7 @@ class ProducerIdsDir(_ImageDir):
         ent = self.image.producer_ids
         value = -1 if ent is None else ent.value["nextProducerId"]
         change = None if ent is None else ent.change
-        return {"nextProducerId": lambda: ImageLeaf("nextProducerId", value, text=str(value),
+        return {"nextProducerId": lambda: TextLeaf("nextProducerId", value, text=str(value),
                                                     change=change)}
 
 
@@ -322,7 +308,7 @@ class ScramMechanismDir(_ImageDir):
 
     def _leaf(self, user, ent) -> Node:
         value = scram_value(ent.value, self.view)
-        return ImageLeaf(user, value, text=lambda: kt.scram(value), change=ent.change)
+        return TextLeaf(user, value, text=lambda: kt.scram(value), change=ent.change)
 
 
 class TokensDir(_ImageDir):
@@ -334,4 +320,88 @@ class TokensDir(_ImageDir):
         if ent is None:
             return None
         value = token_value(ent.value)
-        return ImageLeaf(name, value, text=lambda: kt.token(name, value), change=ent.change)
+        return TextLeaf(name, value, text=lambda: kt.token(name, value), change=ent.change)
+
+
+# -- /image paths <-> native paths (changes, watch) ---------------------------------
+
+_NATIVE_CONFIG_TYPES = {kafka: tree for tree, kafka in CONFIG_TYPES.items()}
+_LABEL_TYPES = {label: etype for etype, label in ENTITY_TYPES}
+
+
+def native_parts(parts: list[str]) -> "list[str] | None":
+    """The native tree's path of the entity an ``/image`` path (components
+    after ``image``) shows, or None when it shows none."""
+    if len(parts) < 2:
+        return None
+    head, rest = parts[0], parts[1:]
+    if head == "topics" and rest[0] in ("byName", "byId") and len(rest) >= 2:
+        return ["topics" if rest[0] == "byName" else "topicIds", *rest[1:]]
+    if head == "cluster" and len(rest) >= 2:
+        return [rest[0], rest[1]]
+    if head == "configs":
+        kafka, _, name = rest[0].partition(":")
+        rtype = _NATIVE_CONFIG_TYPES.get(kafka)
+        return None if rtype is None else ["configs", rtype, name or DEFAULT_NAME, *rest[1:]]
+    if head == "clientQuotas":
+        entity = decode_entity(rest[0])
+        return None if entity is None else ["clientQuotas", *entity, *rest[1:]]
+    if head == "acls" and rest[0] == "byId" and len(rest) >= 2:
+        return ["acls", rest[1]]
+    if head == "features":
+        name = rest[0]
+        return ["features", METADATA_VERSION_FEATURE if name == "metadataVersion"
+                else name[len(FINALIZED):]]
+    simple = {"producerIds": "producerIds", "scram": "scram", "delegationToken": "delegationTokens"}
+    return [simple[head], *rest] if head in simple else None
+
+
+def decode_entity(text: str) -> "list[str] | None":
+    """``clientId(a)_user(b)`` -> ``["client-id", "a", "user", "b"]`` (the
+    native tree's components), or None if ``text`` is not an entity name."""
+    out, i = [], 0
+    while i < len(text):
+        label, paren, _ = text[i:].partition("(")
+        if not paren or label not in _LABEL_TYPES:
+            return None
+        i += len(label) + 1
+        name, escaped = [], False
+        while i < len(text) and (escaped or text[i] != ")"):
+            escaped = not escaped and text[i] == "\\"
+            if not escaped:
+                name.append(text[i])
+            i += 1
+        if i >= len(text):
+            return None
+        out += [_LABEL_TYPES[label], "".join(name)]
+        i += 1
+        if i < len(text):
+            if text[i] != "_":
+                return None
+            i += 1
+    return out or None
+
+
+def image_parts(native: list[str]) -> "list[str]":
+    """Where the entity at a native path (``watch``'s changes) shows under
+    ``/image``; empty when it shows nowhere there."""
+    if not native:
+        return []
+    head, rest = native[0], native[1:]
+    if head in ("topics", "topicIds"):
+        return ["image", "topics", "byName" if head == "topics" else "byId", *rest]
+    if head in ("brokers", "controllers"):
+        return ["image", "cluster", head, *rest[:1]]
+    if head == "configs" and len(rest) >= 2:
+        name = "" if rest[1] == DEFAULT_NAME else rest[1]
+        return ["image", "configs", config_dir_name(rest[0], name)]
+    if head == "clientQuotas":
+        pairs = tuple(zip(rest[::2], (None if n == DEFAULT_NAME else n for n in rest[1::2])))
+        return ["image", "clientQuotas", quota_entity_name(pairs)]
+    if head == "acls":
+        return ["image", "acls", "byId", *rest]
+    if head == "features" and rest:
+        name = "metadataVersion" if rest[0] == METADATA_VERSION_FEATURE else FINALIZED + rest[0]
+        return ["image", "features", name]
+    simple = {"producerIds": "producerIds", "scram": "scram", "delegationTokens": "delegationToken"}
+    return ["image", simple[head], *rest] if head in simple else []

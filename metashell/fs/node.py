@@ -87,6 +87,20 @@ class Leaf(Node):
         return _note(self._note)
 
 
+class TextLeaf(Leaf):
+    """A file whose text output is its own text (Kafka's string for it),
+    beside a structured value for ``-o json``."""
+
+    def __init__(self, name: str, value: Any = None, *, text: "Callable[[], str] | str",
+                 compute: Callable[[], Any] | None = None,
+                 change: "tuple[int, int] | None" = None):
+        super().__init__(name, value, compute=compute, change=change)
+        self._text = text
+
+    def text(self) -> str:
+        return self._text() if callable(self._text) else self._text
+
+
 class DictDir(Node):
     """A directory over a mapping of name -> Node, or name -> factory() -> Node."""
 

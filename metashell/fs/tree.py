@@ -17,7 +17,7 @@ from ..gcpause import kept_old
 from ..loader import enums
 from ..replay.registration import registration_offset, registration_time
 from ..timefmt import iso_time
-from .node import DictDir, Leaf, Node, sort_names
+from .node import DictDir, Leaf, Node, TextLeaf, sort_names
 
 REDACTED = "[redacted]"
 DEFAULT_NAME = "<default>"
@@ -465,9 +465,17 @@ def quorum_dir(view: View) -> Node:
         "voters": {str(k): v for k, v in sorted(q.voters.items())},
     }
     entries: dict = {k: Leaf(k, v, change=ch) for k, v in values.items()}
+    entries["leader"] = TextLeaf("leader", {"leaderId": q.leader_id, "epoch": q.leader_epoch},
+                                 text=leader_text(q.leader_id, q.leader_epoch), change=ch)
     if view.live is not None:   # asked of the quorum when someone looks
         entries["live"] = lambda: live_quorum_dir(view.live())
     return DictDir("metadataQuorum", entries, change=ch)
+
+
+def leader_text(leader_id: int, epoch: int) -> str:
+    """``/metadataQuorum/leader`` as Kafka 3.0-3.4's shell printed it."""
+    leader = "OptionalInt.empty" if leader_id < 0 else f"OptionalInt[{leader_id}]"
+    return f"LeaderAndEpoch(leaderId={leader}, epoch={epoch})"
 
 
 def live_quorum_dir(values: dict) -> Node:
