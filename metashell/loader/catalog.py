@@ -57,8 +57,9 @@ _FEATURE_RANGE = (
 # --- 0 RegisterBrokerRecord ------------------------------------------------
 # v0 3.0 (adds Fenced over 2.8); v1 3.3 (MV 3.3-IV3, KIP-841) adds InControlledShutdown;
 # v2 3.4 (MV 3.4-IV0, KIP-866) adds IsMigratingZkBroker (2nd on the wire);
-# v3 3.7 (MV 3.7-IV2, KIP-858 JBOD) adds tagged LogDirs.
-REGISTER_BROKER = Message("RegisterBrokerRecord", 0, "0-3", [
+# v3 3.7 (MV 3.7-IV2, KIP-858 JBOD) adds tagged LogDirs;
+# v4 4.4 (KIP-1066) adds tagged CordonedLogDirs (null until the broker reports them).
+REGISTER_BROKER = Message("RegisterBrokerRecord", 0, "0-4", [
     F("BrokerId", "int32"),
     F("IsMigratingZkBroker", "bool", "2+", default=False),
     F("IncarnationId", "uuid"),
@@ -69,6 +70,8 @@ REGISTER_BROKER = Message("RegisterBrokerRecord", 0, "0-3", [
     F("Fenced", "bool", default=True),
     F("InControlledShutdown", "bool", "1+", default=False),
     F("LogDirs", "[]uuid", "3+", tag=0, tagged="3+", about="available log directories"),
+    F("CordonedLogDirs", "[]uuid", "4+", nullable="4+", tag=1, tagged="4+", default=None,
+      about="cordoned log directories; null = not reported yet"),
 ])
 
 # --- 1 UnregisterBrokerRecord ----------------------------------------------
@@ -235,15 +238,17 @@ REMOVE_FEATURE_LEVEL = Message("RemoveFeatureLevelRecord", 16, "0", [
 
 # --- 17 BrokerRegistrationChangeRecord -------------------------------------
 # v0 schema 3.0, written from MV 3.3-IV2 (fence/unfence); v1 3.3 (MV 3.3-IV3,
-# controlled shutdown); v2 3.7 (MV 3.7-IV2, log dirs). The controller picks the
-# version by purpose.
-BROKER_REGISTRATION_CHANGE = Message("BrokerRegistrationChangeRecord", 17, "0-2", [
+# controlled shutdown); v2 3.7 (MV 3.7-IV2, log dirs); v3 4.4 (KIP-1066, cordoned
+# log dirs). The controller picks the version by purpose.
+BROKER_REGISTRATION_CHANGE = Message("BrokerRegistrationChangeRecord", 17, "0-3", [
     F("BrokerId", "int32"),
     F("BrokerEpoch", "int64"),
     F("Fenced", "int8", tag=0, tagged="0+", about="-1 unfenced, 0 no change, 1 fenced"),
     F("InControlledShutdown", "int8", "1+", tag=1, tagged="1+",
       about="0 no change, 1 in controlled shutdown"),
     F("LogDirs", "[]uuid", "2+", tag=2, tagged="2+", about="available log directories"),
+    F("CordonedLogDirs", "[]uuid", "3+", nullable="3+", tag=3, tagged="3+", default=None,
+      about="cordoned log directories; null = no change"),
 ])
 
 # --- 18 AccessControlEntryRecord -------------------------------------------

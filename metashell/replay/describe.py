@@ -61,6 +61,8 @@ def _brc(d, _):
         parts.append("in controlled shutdown")
     if d.get("logDirs"):
         parts.append(f"logDirs {len(d['logDirs'])}")
+    if d.get("cordonedLogDirs") is not None:
+        parts.append(f"cordonedLogDirs {len(d['cordonedLogDirs'])}")
     return f"broker {d['brokerId']} epoch {d['brokerEpoch']}: " + (", ".join(parts) or "no change")
 
 
