@@ -12,7 +12,7 @@ otherwise the type's default applies: 0, false, "", empty, zero UUID).
 
 Tables
 ------
-``METADATA[api_key]``      frame version 1 (Kafka 3.0 - 4.2): apiKeys 0-28 (13 was never assigned)
+``METADATA[api_key]``      frame version 1 (Kafka 3.0 - 4.4): apiKeys 0-29 (13 was never assigned)
 ``METADATA_2_8[api_key]``  frame version 0 (the Kafka 2.8 KRaft preview)
 ``SUPERSEDED[api_key]``    older layouts that share apiKey *and* version with the current one,
                            tried in order when the current layout does not fit (section 12)
@@ -20,9 +20,10 @@ Tables
                            of LeaderChangeMessage (no leading ``Version`` field)
 ``CONTROL_NAMES[type]``    names of the control record types, 0-6
 
-apiKey 29 and above are deliberately absent: after 4.2 two different records
-claim 29 (section 13), so the reader reports such records as undecodable and
-keeps their bytes.
+apiKey 30 and above are absent (no release defines them): the reader reports
+such records as undecodable and keeps their bytes. (After 4.2, unreleased
+trunk had two records claiming 29; Kafka 4.4 released it as
+UnregisterControllerRecord.)
 """
 
 from __future__ import annotations
@@ -326,7 +327,14 @@ CLEAR_ELR = Message("ClearElrRecord", 28, "0", [
     F("TopicName", "string", about="\"\" = all topics"),
 ])
 
-# --- 29+: not here (contested after 4.2, see the module docstring) ---------
+# --- 29 UnregisterControllerRecord ----------------------------------------
+# v0 4.4 (a controller's registration removed). Unreleased trunk once gave 29
+# to another record too; 4.4 settled it.
+UNREGISTER_CONTROLLER = Message("UnregisterControllerRecord", 29, "0", [
+    F("ControllerId", "int32"),
+])
+
+# --- 30+: not here (no release defines them) --------------------------------
 
 METADATA: dict[int, Message] = {m.api_key: m for m in (
     REGISTER_BROKER, UNREGISTER_BROKER, TOPIC, PARTITION, CONFIG, PARTITION_CHANGE,
@@ -335,6 +343,7 @@ METADATA: dict[int, Message] = {m.api_key: m for m in (
     BROKER_REGISTRATION_CHANGE, ACCESS_CONTROL_ENTRY, REMOVE_ACCESS_CONTROL_ENTRY, NO_OP,
     ZK_MIGRATION_STATE, REMOVE_USER_SCRAM_CREDENTIAL, BEGIN_TRANSACTION, END_TRANSACTION,
     ABORT_TRANSACTION, REMOVE_DELEGATION_TOKEN, REGISTER_CONTROLLER, CLEAR_ELR,
+    UNREGISTER_CONTROLLER,
 )}
 
 # ===========================================================================

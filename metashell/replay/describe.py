@@ -94,6 +94,7 @@ _DESCRIBERS = {
     "FenceBrokerRecord": lambda d, _: f"broker {d['id']} epoch {d['epoch']} fenced",
     "UnfenceBrokerRecord": lambda d, _: f"broker {d['id']} epoch {d['epoch']} unfenced",
     "UnregisterBrokerRecord": lambda d, _: f"broker {d['brokerId']} epoch {d['brokerEpoch']} unregistered",
+    "UnregisterControllerRecord": lambda d, _: f"controller {d['controllerId']} unregistered",
     "TopicRecord": lambda d, _: f"topic {d['name']} created, id {d['topicId']}",
     "RemoveTopicRecord": lambda d, _: f"topic {d['topicId']} removed",
     "ConfigRecord": _config,

@@ -841,6 +841,13 @@ class ReplayEngine:
         self.image.controllers[cid] = ControllerState(cid, d, (rec.offset, rec.timestamp))
         self._history(("controller", cid), rec)
 
+    def _apply_UnregisterControllerRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is None:
+            return
+        self.image.controllers.pop(d["controllerId"], None)
+        self._history(("controller", d["controllerId"]), rec)
+
     # -- topics and partitions --------------------------------------------------------
 
     def _apply_TopicRecord(self, rec: Record) -> None:
