@@ -263,14 +263,16 @@ class _Loader:
         """Apply the snapshot in file ``path`` (or in ``buf``, which ``path``
         then only names): all state is replaced by what it holds."""
         engine.begin_snapshot(end_offset, None, epoch)
-        written = -1   # when its records were appended: the time of what it holds
+        written, epoch = -1, -1   # when and in which epoch its records were appended
         for batch in self._batches(engine, path, warnings, strict, lazy=False, buf=buf):
             engine.apply_batch(batch)
             if not batch.is_control:
-                written = max(written, batch.header.max_timestamp)
+                written, epoch = max(written, batch.header.max_timestamp), batch.header.epoch
         engine.end_snapshot()
         if engine.image.last_time < 0:
             engine.image.last_time = written
+        if engine.image.last_epoch < 0:
+            engine.image.last_epoch = epoch
 
     def segment(self, engine: ReplayEngine, path: Path, warnings: list[str]) -> None:
         engine.source = path.name

@@ -1,6 +1,6 @@
 """``/image``: Kafka's shell tree as a second view over the same image, with
 Kafka's strings in text and the native tree's values in JSON (the
-differential test against Kafka's own shell is test_vs_kafka_shell.py)."""
+differential test against Kafka's own shell is realkafka/test_image_vs_kafka_shell.py)."""
 
 from __future__ import annotations
 

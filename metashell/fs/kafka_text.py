@@ -116,7 +116,8 @@ def _features(features: dict) -> str:
 def broker(value: dict) -> str:
     """``BrokerRegistration(…)`` from the native tree's registration value."""
     rack = value["rack"]
-    dirs = sorted(value["logDirs"] or [], key=uuid_key)
+    dirs = sorted(value["logDirs"] or [], key=uuid_key)      # Kafka sorts them, not the cordoned
+    cordoned = value.get("cordonedLogDirs")
     return (f"BrokerRegistration(id={value['brokerId']}, epoch={value['brokerEpoch']}, "
             f"incarnationId={value['incarnationId']}, listeners=[{_endpoints(value['listeners'])}], "
             f"supportedFeatures={{{_features(value['features'])}}}, "
@@ -124,7 +125,8 @@ def broker(value: dict) -> str:
             f"fenced={java_bool(value['fenced'])}, "
             f"inControlledShutdown={java_bool(value['inControlledShutdown'])}, "
             f"isMigratingZkBroker={java_bool(value['isMigratingZkBroker'])}, "
-            f"directories={_str_list(dirs)}, cordonedDirectories=null)")
+            f"directories={_str_list(dirs)}, "
+            f"cordonedDirectories={'null' if cordoned is None else _str_list(cordoned)})")
 
 
 def controller(value: dict) -> str:

@@ -1,7 +1,7 @@
 """Kafka's own metadata shell beside metashell's ``/image`` view (no tests here).
 
 ``kafka_dumps(files)`` runs Kafka's shell on every file in one JVM (the
-``kafka_shell/ImageDump.java`` driver: ``tree /image`` per file, the paths
+``ImageDump.java`` driver: ``tree /image`` per file, the paths
 ``find`` would print read from it); ``our_dumps(file)`` gives metashell's answers to the same two
 commands (``--show-secrets``: Kafka's shell prints secrets in clear);
 ``kafka_as_ours`` turns Kafka's text into what metashell prints on purpose
@@ -17,9 +17,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafka_shell_jars import cache_root, log_config, require_java_and_maven, shell_classpath
+from .jars import cache_root, log_config, require_java_and_maven, shell_classpath
 
-DRIVER = Path(__file__).resolve().parent / "kafka_shell" / "ImageDump.java"
+DRIVER = Path(__file__).resolve().parent / "ImageDump.java"
 NEWEST = "4.3.1"
 JVM_TIMEOUT_S = 600
 

@@ -2,9 +2,11 @@
 Maven Central), byte for byte: ``find /image`` and ``tree /image`` (every
 path, every value) on the same files, one JVM for all of them.
 
-Inputs: every file of the shared corpus, and a few hundred random cluster
-histories written by the project's writer. The only differences allowed are
-the README's "Coming from Kafka's shell" list (``kafka_shell_support``
+Inputs: every file of the shared corpus, a few hundred random cluster
+histories written by the project's writer, and every snapshot and segment
+under ``METASHELL_KAFKA_FILES`` (a directory, such as the metadata log dirs
+real-Kafka clusters left behind). The only differences allowed are
+the README's "Coming from Kafka's shell" list (``image_shell``
 applies them to Kafka's text); a file Kafka's shell cannot load (it hangs on
 a file without metadata records, or refuses a layout older than it reads)
 must be one the list names too.
@@ -12,7 +14,9 @@ must be one the list names too.
 
 from __future__ import annotations
 
+import os
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,10 +26,10 @@ from hypothesis import strategies as st
 from cluster_histories import history
 from test_replay_support import Log, write_snapshot
 
-from kafka_shell_support import differences, kafka_dumps, loaded_nothing, our_dumps
-from kafka_shell_jars import require_java_and_maven
+from .image_shell import differences, kafka_dumps, loaded_nothing, our_dumps
+from .jars import require_java_and_maven
 
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
 # files Kafka's 4.3 shell may not load: it waits forever on a file without
 # metadata records or whose only data batch is at offset 0, and shows the
 # empty image of a log without metadata.version (3.2: 4.x refuses it) and of
@@ -110,3 +114,50 @@ def test_random_histories_show_as_in_kafkas_shell(history_dumps):
         nodes += ours.find.count("\n")
     assert not problems, f"{len(problems)} of {len(files)} differ:\n" + "\n".join(problems[:20])
     print(f"\n{len(files)} random histories, {nodes} /image nodes compared")
+
+
+SHAPE_PARTITIONS = 2_000
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def shape_files() -> list[Path]:
+    """The bench's generated shapes (bench/shapes.py) at a size CI affords,
+    cached where the bench caches them: each snapshot and segment."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        import shapes
+    finally:
+        sys.path.remove(str(BENCH))
+    files = []
+    for shape in shapes.SHAPES:
+        path, _ = shapes.shape_path(shape, SHAPE_PARTITIONS)
+        # a log dir's segment changes partitions of its snapshot: alone, Kafka's
+        # shell cannot apply it, so only its snapshot is compared
+        files += sorted(path.rglob("*.checkpoint")) if path.is_dir() else [path]
+    return files
+
+
+def given_files() -> list[Path]:
+    """Every snapshot and segment under ``METASHELL_KAFKA_FILES`` (unset: none)."""
+    root = os.environ.get("METASHELL_KAFKA_FILES")
+    if not root:
+        return []
+    return sorted(p for p in Path(root).rglob("*")
+                  if p.is_file() and p.suffix in (".log", ".checkpoint"))
+
+
+@pytest.mark.parametrize("source", ["shapes", "given"])
+def test_generated_shapes_and_given_files_show_as_in_kafkas_shell(source, tmp_path):
+    require_java_and_maven()
+    files = shape_files() if source == "shapes" else given_files()
+    if not files:
+        pytest.skip("METASHELL_KAFKA_FILES names no directory of KRaft metadata files")
+    problems, nodes = [], 0
+    for path, kafka in zip(files, kafka_dumps(files, tmp_path / "kafka")):
+        if source == "given" and (kafka.status == "hang" or loaded_nothing(kafka)):
+            continue   # a segment after a snapshot, a bootstrap file: see the corpus test
+        ours = our_dumps(path)
+        problems += differences(str(path), kafka, ours, snapshot=path.suffix == ".checkpoint")
+        nodes += ours.find.count("\n")
+    assert not problems, "\n".join(problems[:20])
+    print(f"\n{len(files)} {source} files, {nodes} /image nodes compared")

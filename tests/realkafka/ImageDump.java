@@ -1,6 +1,6 @@
 /*
  * Runs Kafka's own metadata shell on many files in one JVM, for the
- * differential test of metashell's /image view (tests/test_vs_kafka_shell.py).
+ * differential test of metashell's /image view (tests/realkafka/test_image_vs_kafka_shell.py).
  *
  * Usage: ImageDump OUT_DIR TIMEOUT_MS FILE...
  * For the N-th FILE (from 0) it writes OUT_DIR/N.tree (what the shell's
