@@ -28,7 +28,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 from _util import BENCH_DIR, human_bytes, print_table, topic_name
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 from ..loader import enums
 from . import kafka_text as kt
 from .node import Node, TextLeaf
-from .tree import DEFAULT_NAME, View, acl_value, broker_registration, controller_value, scram_value, \
-    token_value
+from .tree import (DEFAULT_NAME, View, acl_value, broker_registration, controller_value,
+                   scram_value, token_value)
 
 METADATA_VERSION_FEATURE = "metadata.version"
 FINALIZED = "finalized_"

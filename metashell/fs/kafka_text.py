@@ -119,7 +119,8 @@ def broker(value: dict) -> str:
     dirs = sorted(value["logDirs"] or [], key=uuid_key)      # Kafka sorts them, not the cordoned
     cordoned = value.get("cordonedLogDirs")
     return (f"BrokerRegistration(id={value['brokerId']}, epoch={value['brokerEpoch']}, "
-            f"incarnationId={value['incarnationId']}, listeners=[{_endpoints(value['listeners'])}], "
+            f"incarnationId={value['incarnationId']}, "
+            f"listeners=[{_endpoints(value['listeners'])}], "
             f"supportedFeatures={{{_features(value['features'])}}}, "
             f"rack={'Optional.empty' if rack is None else f'Optional[{rack}]'}, "
             f"fenced={java_bool(value['fenced'])}, "
