@@ -17,6 +17,7 @@ Paths (Kafka 4.3): ``acls/byId/<uuid>``, ``clientQuotas/<entity>/<key>``,
 from __future__ import annotations
 
 from ..loader import enums
+from ..timefmt import iso_time
 from . import kafka_text as kt
 from .node import Node, TextLeaf
 from .tree import (DEFAULT_NAME, View, acl_value, broker_registration, controller_value,
@@ -84,8 +85,9 @@ def provenance_leaf(view: View) -> Node:
     """The offset, epoch and time of what was applied last: log offsets, also
     for a snapshot (Kafka's shell shows a snapshot's offsets inside the file)."""
     img = view.image
-    value = {"offset": img.last_offset, "epoch": img.last_epoch, "time": img.last_time}
-    return TextLeaf("provenance", value, text=lambda: kt.provenance(**value))
+    offset, epoch, ms = img.last_offset, img.last_epoch, img.last_time
+    value = {"offset": offset, "epoch": epoch, "time": iso_time(ms)}   # as /metadataQuorum/time
+    return TextLeaf("provenance", value, text=lambda: kt.provenance(offset, epoch, ms))
 
 
 # -- cluster ------------------------------------------------------------------------
