@@ -6,8 +6,10 @@ newest release on Maven Central, resolved as the real-Kafka tests resolve
 it; the JVM's default heap; in its interactive mode, asked for
 ``/image/provenance`` until loaded, then CMD) and ours (``python -m metashell.cli -s FILE
 CMD``), its output read from a pipe and counted (as cheap as /dev/null);
-it prints wall time and peak RSS of the whole process (``wait4``), best of
-``--rounds``, and our ratio to Kafka's. Files: the 1 M-partition snapshot in 8 MiB batches and the 1 M-
+it prints wall time, CPU time (user + system, all threads) and peak RSS of
+the whole process (``wait4``), best of ``--rounds``, and our ratios to
+Kafka's (on a loaded machine the JVM's many threads win it more of the
+CPUs than our one: compare CPU time there). Files: the 1 M-partition snapshot in 8 MiB batches and the 1 M-
 partition CreateTopics log of ``bench/shapes.py`` (cached in bench/out).
 
 Rows: (a) ``ls /image/topics/byName``, (b) ``cat`` of one partition,
@@ -58,7 +60,7 @@ def measure(argv: list[str], timeout: float = TIMEOUT_S) -> dict:
     _, _, usage = os.wait4(proc.pid, 0)
     proc.stdout.close()
     return {"seconds": time.perf_counter() - start, "peak_rss": usage.ru_maxrss * 1024,
-            "out": out_bytes, "head": head}
+            "cpu": usage.ru_utime + usage.ru_stime, "out": out_bytes, "head": head}
 
 
 def kafka_measure(argv: list[str], words: list[str], expect: bytes) -> dict:
@@ -71,7 +73,8 @@ def kafka_measure(argv: list[str], words: list[str], expect: bytes) -> dict:
         result = _interactive(argv, " ".join(words))
         if result["head"].startswith(expect):
             return {**result, "tries": tries}
-    return {"seconds": float("nan"), "peak_rss": 0, "out": 0, "tries": KAFKA_TRIES}
+    return {"seconds": float("nan"), "peak_rss": 0, "cpu": float("nan"), "out": 0,
+            "tries": KAFKA_TRIES}
 
 
 def _interactive(argv: list[str], command: str) -> dict:
@@ -108,7 +111,7 @@ def _interactive(argv: list[str], command: str) -> dict:
     _, _, usage = os.wait4(proc.pid, 0)
     proc.stdout.close()
     return {"seconds": time.perf_counter() - start, "peak_rss": usage.ru_maxrss * 1024,
-            "out": out_bytes, "head": head}
+            "cpu": usage.ru_utime + usage.ru_stime, "out": out_bytes, "head": head}
 
 
 def best(results: list[dict]) -> dict:
@@ -152,14 +155,17 @@ def main(argv=None) -> int:
                                         for _ in range(args.rounds)])
             k = kafka_rows[key]
             m = best([measure(ours + ["-s", str(path), *our_words]) for _ in range(args.rounds)])
-            rows.append([f"{shape}: {row}", f"{k['seconds']:.2f}", human_bytes(k["peak_rss"]),
-                         k["tries"], f"{m['seconds']:.2f}", human_bytes(m["peak_rss"]),
-                         f"{m['seconds'] / k['seconds']:.2f}x",
+            rows.append([f"{shape}: {row}", f"{k['seconds']:.2f}", f"{k['cpu']:.2f}",
+                         human_bytes(k["peak_rss"]), k["tries"], f"{m['seconds']:.2f}",
+                         f"{m['cpu']:.2f}", human_bytes(m["peak_rss"]),
+                         f"{m['seconds'] / k['seconds']:.2f}x", f"{m['cpu'] / k['cpu']:.2f}x",
                          f"{m['peak_rss'] / max(k['peak_rss'], 1):.2f}x"])
             print("  ".join(map(str, rows[-1])), file=sys.stderr, flush=True)
     print(f"Kafka's shell {args.kafka} vs metashell, {args.partitions:,} partitions, "
           f"best of {args.rounds}")
-    print_table(["row", "kafka s", "kafka RSS", "tries", "ours s", "ours RSS", "time", "RSS"], rows)
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print_table(["row", "kafka s", "kafka cpu s", "kafka RSS", "tries", "ours s", "ours cpu s",
+                 "ours RSS", "time", "cpu", "RSS"], rows)
     return 0
 
 

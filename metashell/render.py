@@ -220,10 +220,11 @@ def tree_text_lines(node, indent: int = 0) -> Iterator[str]:
     A file's value prints as in ``cat``, every line indented. A file as the
     start node prints its value at ``indent``."""
     pad = " " * indent
-    if not node.is_dir and node.text() is not None:
-        yield pad + node.text()    # Kafka's printer indents the first line only
-        return
     if not node.is_dir:
+        text = node.text()
+        if text is not None:
+            yield pad + text       # Kafka's printer indents the first line only
+            return
         text = value_text(node.value())
         for line in text.split("\n"):
             yield pad + line

@@ -147,28 +147,27 @@ class TopicDir(_ImageDir):
     def __init__(self, name, view, topic):
         super().__init__(name, view)
         self.topic = topic
-        self._states: dict | None = None   # pid -> folded state, once listed
+        self._states: dict | None = None   # partition name -> folded state, once listed
 
     def children(self):
-        self._states = self.topic.partitions()
-        return kt.java_sorted([str(p) for p in self._states] + ["id", "name"])
+        self._states = {str(p): state for p, state in self.topic.partitions().items()}
+        return kt.java_sorted([*self._states, "id", "name"])
 
     def child(self, name):
         t = self.topic
         if name in ("id", "name"):
             value = t.topic_id if name == "id" else t.name
             return TextLeaf(name, value, text=value, change=t.change)
-        if not name.isdigit() or name != str(int(name)):
-            return None
-        pid = int(name)
         if self._states is not None:
-            state = self._states.get(pid)
+            state = self._states.get(name)
+        elif not name.isdigit() or name != str(int(name)):
+            return None
         else:
-            state = t.partition(pid) if pid in t.partition_records else None
+            state = t.partition(int(name)) if int(name) in t.partition_records else None
         if state is None:
             return None
-        value = state.to_json()
-        return TextLeaf(name, value, text=lambda: kt.partition(value), change=state.change)
+        return TextLeaf(name, compute=state.to_json, text=lambda: kt.partition(state),
+                        change=state.change)
 
     def last_change(self):
         return self.topic.change

@@ -21,6 +21,7 @@ from ..loader import enums
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _SIGNED_LONGS = struct.Struct(">qq")
 _SHORT_MAX = 32767
+_RECOVERY = enums.LEADER_RECOVERY_STATES
 
 
 def compare_key(name: str) -> bytes:
@@ -84,10 +85,6 @@ def uuid_key(text: str) -> tuple[int, int]:
     return _SIGNED_LONGS.unpack(raw)
 
 
-def _int_list(values) -> str:
-    return "[" + ", ".join(str(v) for v in values) + "]"
-
-
 def _str_list(values) -> str:
     return "[" + ", ".join(values) + "]"
 
@@ -139,19 +136,20 @@ def controller(value: dict) -> str:
             f"supportedFeatures={{{_features(value['features'])}}})")
 
 
-def partition(value: dict) -> str:
-    """``PartitionRegistration(…)`` from the native tree's partition value."""
-    state = enums.LEADER_RECOVERY_STATES.get(value["leaderRecoveryState"],
-                                             str(value["leaderRecoveryState"]))
-    return (f"PartitionRegistration(replicas={_int_list(value['replicas'])}, "
-            f"directories={_str_list(value['directories'])}, "
-            f"isr={_int_list(value['isr'])}, "
-            f"removingReplicas={_int_list(value['removingReplicas'])}, "
-            f"addingReplicas={_int_list(value['addingReplicas'])}, "
-            f"elr={_int_list(value['eligibleLeaderReplicas'])}, "
-            f"lastKnownElr={_int_list(value['lastKnownElr'])}, "
-            f"leader={value['leader']}, leaderRecoveryState={state}, "
-            f"leaderEpoch={value['leaderEpoch']}, partitionEpoch={value['partitionEpoch']})")
+def partition(state) -> str:
+    """``PartitionRegistration(…)`` of a folded partition (``PartitionState``).
+    Python prints a list of ints as Java's ``Arrays.toString`` does; this runs
+    once per partition in a ``tree``, so it formats in as few calls as it can."""
+    recovery = _RECOVERY.get(state.leader_recovery_state)
+    if recovery is None:
+        recovery = str(state.leader_recovery_state)
+    return (f"PartitionRegistration(replicas={state.replicas}, "
+            f"directories=[{', '.join(state.directories)}], isr={state.isr}, "
+            f"removingReplicas={state.removing_replicas}, "
+            f"addingReplicas={state.adding_replicas}, elr={state.elr}, "
+            f"lastKnownElr={state.last_known_elr}, leader={state.leader}, "
+            f"leaderRecoveryState={recovery}, leaderEpoch={state.leader_epoch}, "
+            f"partitionEpoch={state.partition_epoch})")
 
 
 def acl(value: dict) -> str:
