@@ -90,5 +90,13 @@ def pytest_terminal_summary(terminalreporter):
         return
     terminalreporter.section("real Kafka: wall time per release")
     for version, seconds in RELEASE_SECONDS.items():
-        terminalreporter.write_line(f"Kafka {version:8} {seconds:7.1f} s")
+        run = _RUNS.get(version)
+        if isinstance(run, KafkaRun):
+            upgrade = [s for s in run.workload.steps if s.startswith("metadata.version")]
+            skipped = [s for s, how in run.workload.steps.items() if how != "done"]
+            note = (f"  (workload {run.seconds:.0f} s; {', '.join(upgrade)}"
+                    + (f"; skipped: {', '.join(skipped)}" if skipped else "") + ")")
+        else:
+            note = "  (workload failed)" if run is not None else ""
+        terminalreporter.write_line(f"Kafka {version:8} {seconds:7.1f} s{note}")
     terminalreporter.write_line(f"total        {sum(RELEASE_SECONDS.values()):7.1f} s")
