@@ -525,7 +525,8 @@ def test_enum_names():
     assert enums.METADATA_VERSIONS[1] == "3.0-IV1"
     assert enums.METADATA_VERSIONS[29] == "4.2-IV1"
     assert enums.METADATA_VERSIONS[30] == "4.3-IV0"
-    assert sorted(enums.METADATA_VERSIONS) == list(range(1, 31))
+    assert enums.METADATA_VERSIONS[33] == "4.4-IV2"
+    assert sorted(enums.METADATA_VERSIONS) == list(range(1, 35))
     assert enums.CONTROL_RECORD_TYPES == catalog.CONTROL_NAMES
 
 

@@ -7,10 +7,11 @@ catalog knows it."""
 from __future__ import annotations
 
 import json
+import re
 import zipfile
 from pathlib import Path
 
-from metashell.loader import catalog
+from metashell.loader import catalog, enums
 from test_catalog import _compare_message
 
 from .jars import kafka_classpath
@@ -89,3 +90,18 @@ def test_catalog_knows_every_control_record_of_the_release(kafka_version):
     for schema in schemas:
         assert schema["name"] in by_name, f"{schema['_file']}: not in the catalog"
         _compare_message(by_name[schema["name"]], schema)
+
+
+def test_every_metadata_version_of_the_release_has_its_name(kafka_version):
+    """The release's MetadataVersion constants (IBP_3_0_IV1 ... in level order,
+    read from its class file) are the names metashell gives the levels."""
+    jar = _jar(kafka_version, "kafka-server-common")
+    with zipfile.ZipFile(jar) as z:
+        body = z.read("org/apache/kafka/server/common/MetadataVersion.class").decode("latin-1")
+    names = [f"{a}.{b}-IV{c}" for a, b, c in re.findall(r"IBP_([34])_(\d+)_IV(\d+)", body)]
+    names = list(dict.fromkeys(n for n in names if n != "3.0-IV0"))
+    level_of = {name: level for level, name in enums.METADATA_VERSIONS.items()}
+    assert names and all(n in level_of for n in names), \
+        f"Kafka {kafka_version}: {[n for n in names if n not in level_of]} have no level here"
+    levels = [level_of[n] for n in names]
+    assert levels == list(range(levels[0], levels[0] + len(levels))), names
