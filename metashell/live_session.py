@@ -31,7 +31,7 @@ from collections import deque
 from contextlib import contextmanager
 from typing import Callable
 
-from . import __version__
+from .buildinfo import local_entries
 from .errors import MetashellError
 from .fs.entities import entity_path
 from .fs.tree import build_root
@@ -81,7 +81,7 @@ class LiveSession(ImageSession):
                                         daemon=True)
 
     def _local(self) -> dict:
-        return {"version": __version__, "source": self.source,
+        return {**local_entries(), "source": self.source,
                 "clusterId": self.config.cluster_id, "counts": self.counts}
 
     # -- life cycle ------------------------------------------------------------------

@@ -172,6 +172,13 @@ _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False,
                             default=_json_default).encode
 
 
+def node_text(node) -> str:
+    """A file node as text output shows it: its own text where it has one
+    (Kafka's strings under ``/image``), else its value as ``value_text``."""
+    text = node.text()
+    return text if text is not None else value_text(node.value())
+
+
 def json_text(value: Any) -> str:
     """Compact JSON, one line: what every ``--output json`` document uses.
     orjson writes it (the json module's text but for the spelling of huge
@@ -329,6 +336,10 @@ def tree_text_lines(node, indent: int = 0) -> Iterator[str]:
     start node prints its value at ``indent``."""
     pad = " " * indent
     if not node.is_dir:
+        text = node.text()
+        if text is not None:
+            yield pad + text       # Kafka's printer indents the first line only
+            return
         text = value_text(node.value())
         for line in text.split("\n"):
             yield pad + line

@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from . import __version__
 from .baseline import open_baseline
+from .buildinfo import local_entries
 from .errors import CorruptDataError, InputError, MetashellError
 from .findings import Findings
 from .fs import paths
@@ -154,7 +154,7 @@ class Session(ImageSession):
         plan = self.plan
         meta = plan.meta_properties or {}
         local = {
-            "version": __version__,
+            **local_entries(),
             "source": self.source,
             "loaded": {
                 "snapshot": plan.snapshot.path.name if plan.snapshot else None,
@@ -207,7 +207,8 @@ def _open(path, limit: Limit, show_secrets, progress) -> Session:
                       and plan.segments[-1:] == plan.all_segments[-1:])
     if beyond is not None:
         findings.problem(beyond)
-    _quorum_fallback(engine.image.quorum, plan.quorum_state)
+    _find_leader(engine.image.quorum, plan,
+                 time_travel=until_offset is not None or until_time is not None)
     if plan.kind == "snapshot" and plan.snapshot is None and not plan.segments:
         raise InputError(path, "nothing to load")
     source = str(Path(path))
@@ -255,9 +256,30 @@ def _check_log_end(plan, engine: ReplayEngine, log_end: int | None, findings: Fi
         "different runs of the cluster; no record of the log applies after the snapshot")
 
 
+def _find_leader(q, plan, time_travel: bool) -> None:
+    """The leader when the records replayed name none (the epoch began before
+    the snapshot loaded): the LeaderChangeMessage that opened the epoch, in an
+    older segment of the directory; else the node's own quorum-state file,
+    which tells whom it last knew as leader: now, so when travelling in time
+    only if that is still the epoch the replay reached."""
+    if q.leader_id >= 0:
+        return
+    change = _leader_change_of_epoch(plan, q.leader_epoch)
+    if change is not None:
+        q.leader_id = change["leaderId"]
+        if not q.voters:
+            q.voters = {v["voterId"]: {} for v in change.get("voters", ())}
+            q.voters_from = "LeaderChangeMessage"
+        return
+    state = plan.quorum_state
+    if not state or (time_travel and state.get("leaderEpoch") != q.leader_epoch):
+        return
+    _quorum_fallback(q, state)
+
+
 def _quorum_fallback(q, state: dict | None) -> None:
-    """Without LeaderChange records, the node's own quorum-state file says
-    whom it last knew as leader."""
+    """Without LeaderChange records, the node's own quorum-state file (or, in
+    live mode, the quorum's answer) says whom it last knew as leader."""
     if not state or q.leader_id >= 0:
         return
     q.leader_id = state.get("leaderId", -1)
@@ -265,6 +287,37 @@ def _quorum_fallback(q, state: dict | None) -> None:
     if not q.voters and state.get("currentVoters"):
         q.voters = {v["voterId"]: {} for v in state["currentVoters"]}
         q.voters_from = "quorum-state"
+
+
+# How many batches into an epoch its LeaderChangeMessage may come (3.4 writes
+# bootstrap records before it; it is normally first).
+LEADER_CHANGE_WITHIN = 64
+
+
+def _leader_change_of_epoch(plan, epoch: int) -> "dict | None":
+    """``epoch``'s LeaderChangeMessage, among the epoch's first batches (from
+    the start offset ``leader-epoch-checkpoint`` gives), if a segment of the
+    directory still holds it."""
+    if epoch < 0 or plan.snapshot is None or not plan.all_segments:
+        return None
+    start = inputs.read_epoch_starts(plan.all_segments[0].path.parent).get(epoch)
+    holders = [s for s in plan.all_segments if start is not None and s.base_offset <= start]
+    if not holders:
+        return None
+    looked = 0
+    try:
+        for batch in FileReader(holders[-1].path, lazy=True):
+            if batch.header.base_offset < start:
+                continue
+            looked += 1
+            if batch.header.epoch != epoch or looked > LEADER_CHANGE_WITHIN:
+                return None
+            first = batch.records[0] if batch.is_control and batch.records else None
+            if first is not None and first.name == "LeaderChangeMessage" and first.data is not None:
+                return first.data
+    except MetashellError:
+        return None
+    return None
 
 
 def _plan_for_time(plan, until_time: int):
@@ -372,12 +425,19 @@ class _Loader:
         whether it ended with its SnapshotFooterRecord (whole)."""
         engine.begin_snapshot(end_offset, None, epoch)
         footer = False
+        written, epoch = -1, -1   # when and in which epoch its records were appended
         for batch in self._batches(engine, path, strict, lazy=False, buf=buf):
             if batch.is_control and not footer:
                 footer = any(getattr(r, "name", None) == "SnapshotFooterRecord"
                              for r in batch.records)
             engine.apply_batch(batch)
+            if not batch.is_control:
+                written, epoch = max(written, batch.header.max_timestamp), batch.header.epoch
         engine.end_snapshot()
+        if engine.image.last_time < 0:
+            engine.image.last_time = written
+        if engine.image.last_epoch < 0:
+            engine.image.last_epoch = epoch
         return footer
 
     def segment(self, engine: ReplayEngine, seg, findings: Findings, newest: bool) -> None:

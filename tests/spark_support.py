@@ -149,6 +149,8 @@ def from_tree(table: str, tree: dict) -> dict:
         return out
     if table == "brokers":   # registeredAtOffset: null where the tree does not show it (yet)
         return {b: {"registeredAtOffset": None, **node} for b, node in tree["brokers"].items()}
+    if table == "quorum":   # leader: the old shell's text of leaderId and leaderEpoch
+        return {k: v for k, v in tree["metadataQuorum"].items() if k != "leader"}
     if table == "scram_users":
         return {m: {u: v["iterations"] for u, v in users.items()}
                 for m, users in tree["scram"].items() if users}

@@ -58,6 +58,8 @@ def test_catch_up_gives_the_tree_a_file_load_gives(tmp_path):
         # the log names no leader: -C shows the quorum's, a lone file none
         assert (live.pop("/metadataQuorum/leaderId"), live.pop("/metadataQuorum/leaderEpoch")) == (1, 3)
         assert (files.pop("/metadataQuorum/leaderId"), files.pop("/metadataQuorum/leaderEpoch")) == (-1, 1)
+        assert live.pop("/metadataQuorum/leader") == {"leaderId": 1, "epoch": 3}
+        assert files.pop("/metadataQuorum/leader") == {"leaderId": -1, "epoch": 1}
         assert live == files
         assert "/metadataQuorum/live/highWatermark" in leaves(session.root)
         assert ls(session.root, "/topics") == ["a", "b"]

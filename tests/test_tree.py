@@ -12,7 +12,7 @@ from test_replay_support import (Log, broker, cat, change, config, feature, leav
 
 T1, T2 = uid(1), uid(2)
 TOP = ["acls", "brokers", "clientQuotas", "configs", "controllers", "delegationTokens", "features",
-       "local", "metadataQuorum", "producerIds", "scram", "topicIds", "topics"]
+       "image", "local", "metadataQuorum", "producerIds", "scram", "topicIds", "topics"]
 
 
 def rich_cluster():
@@ -105,6 +105,8 @@ class TestShape:
         shown = leaves(load(tmp_path / "b", *rich_cluster(), show_secrets=True).root)
         differ = sorted(k for k in hidden if hidden[k] != shown.get(k) and not k.startswith("/local"))
         assert differ == ["/configs/broker/<default>/ssl.keystore.password",
+                          "/image/configs/BROKER/ssl.keystore.password",
+                          "/image/scram/SCRAM-SHA-512/alice",
                           "/scram/SCRAM-SHA-512/alice"]
         assert shown["/configs/broker/<default>/ssl.keystore.password"] == "pw"
 

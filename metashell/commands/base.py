@@ -59,6 +59,15 @@ class ArgumentParser(argparse.ArgumentParser):
         raise HelpRequested(self.format_usage())
 
 
+#: what the manual of every command that takes paths says about the two trees
+TREES = """\
+Two trees: the native one (/brokers, /topics/NAME/P/data, /configs/topic/NAME,
+/metadataQuorum, ... as in Kafka 2.8-3.4's shell, plus more) and /image, the
+tree of Kafka 3.5+'s shell (/image/topics/byName/NAME/P, /image/cluster/brokers/ID,
+/image/configs/TOPIC:NAME, ...), whose files print Kafka's own text
+(PartitionRegistration(...)); -o json gives the native tree's values there too."""
+
+
 class Command:
     """Base of every shell command."""
 
@@ -96,6 +105,8 @@ class Command:
         """``<name>: <description>``, a blank line, then usage, arguments and
         details: what ``man`` and ``<name> -h`` print."""
         body = self.parser.format_help().rstrip("\n")
+        if self.path_args is not None:
+            body += "\n\n" + TREES
         return f"{self.name}: {self.description}\n\n{body}"
 
     def option_strings(self) -> list[str]:

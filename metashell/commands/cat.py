@@ -76,7 +76,10 @@ Errors: 'cat: PATH: no such file or directory' when nothing matches,
             if with_path:
                 return json_text({"path": shown(target, match), "value": value})
             return json_text(value)
-        if isinstance(value, (dict, list)):
+        text = match.node.text()   # Kafka's strings under /image
+        if text is not None:
+            pass
+        elif isinstance(value, (dict, list)):
             text = highlight_json(value_text(value), ctx.color)
         else:
             text = value_text(value)

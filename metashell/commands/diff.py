@@ -17,9 +17,10 @@ from metashell.render import json_text, parse_time, scalar_text, style, table_li
 SAME, DIFFERENT = 0, 1
 SIGNS = {ADD: "+", REMOVE: "-", MODIFY: "~"}
 ARROW = "→"
-#: left out of a diff of "/": /local describes the loading, /topicIds repeats /topics
+#: left out of a diff of "/": /local describes the loading, /topicIds repeats /topics,
+#: /image shows the whole image again the way Kafka's shell does
 ALWAYS_LEFT_OUT = ("local",)
-MIRROR = ("topicIds",)
+MIRRORS = (("topicIds",), ("image",))
 QUORUM = ("metadataQuorum",)
 
 
@@ -160,7 +161,7 @@ that finds changes makes the run's status 1."""
 def _left_out(target: tuple, include_quorum: bool) -> frozenset:
     """What a diff of ``target`` leaves out; a path named is always compared,
     except /local."""
-    out = {ALWAYS_LEFT_OUT, MIRROR}
+    out = {ALWAYS_LEFT_OUT, *MIRRORS}
     if not include_quorum:
         out.add(QUORUM)
     return frozenset(p for p in out if p == ALWAYS_LEFT_OUT or target[:len(p)] != p)

@@ -9,6 +9,7 @@ import queue
 from metashell.commands.base import OK, Command
 from metashell.commands.registry import register
 from metashell.fs import glob, paths
+from metashell.fs.image_view import image_parts
 
 POLL = 0.2   # seconds between checks for Ctrl-C while no change comes
 
@@ -61,7 +62,7 @@ Examples:
                     continue
                 if change is None:         # following stopped
                     break
-                if not any(_related(p, paths.split(change["path"])) for p in patterns):
+                if not any(_watched(p, paths.split(change["path"])) for p in patterns):
                     continue
                 ctx.write(_line(change, ctx.json))
                 ctx.out.flush()
@@ -86,6 +87,14 @@ def _positive(text: str) -> int:
 def _steps(cwd: str, target: str) -> list:
     """The absolute components of ``target``, each a compiled glob or a name."""
     return [glob.compile_component(c) or glob.literal_name(c) for c in paths.resolve(cwd, target)]
+
+
+def _watched(pattern: list, parts: list[str]) -> bool:
+    """Whether ``pattern`` watches the entity at ``parts`` (a native path),
+    which shows at another path under ``/image``."""
+    if pattern and pattern[0] == "image":
+        return _related(pattern, image_parts(parts)) if parts else not pattern
+    return _related(pattern, parts)
 
 
 def _related(pattern: list, parts: list[str]) -> bool:

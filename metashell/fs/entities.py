@@ -9,6 +9,7 @@ applied to the path where its change shows (:func:`entity_path`).
 
 from __future__ import annotations
 
+from .image_view import native_parts
 from .paths import plain_id, to_text
 from .tree import DEFAULT_NAME
 
@@ -17,6 +18,10 @@ def entity_records(image, parts: list[str]) -> list | None:
     """Map a tree path to the records of the entity it shows (None if none)."""
     if not parts:
         return None
+    if parts[0] == "image":
+        parts = native_parts(parts[1:])
+        if parts is None:
+            return None
     head, rest = parts[0], parts[1:]
     image.settle()
     h = image.history

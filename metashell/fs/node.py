@@ -68,6 +68,11 @@ class Node:
         """(offset, timestamp ms) of the record that last changed this node."""
         return None
 
+    def text(self) -> "str | None":
+        """A file's text when text output is not its value's usual rendering
+        (Kafka's own strings under ``/image``); None otherwise."""
+        return None
+
     def note(self) -> "str | None":
         """A remark ``ls -l`` shows beside the name: why a value is null, or
         what a directory stands for (a broker's start)."""
@@ -107,6 +112,20 @@ class Leaf(Node):
 
     def note_fields(self):
         return self._fields() if self._fields is not None else None
+
+
+class TextLeaf(Leaf):
+    """A file whose text output is its own text (Kafka's string for it),
+    beside a structured value for ``-o json``."""
+
+    def __init__(self, name: str, value: Any = None, *, text: "Callable[[], str] | str",
+                 compute: Callable[[], Any] | None = None,
+                 change: "tuple[int, int] | None" = None):
+        super().__init__(name, value, compute=compute, change=change)
+        self._text = text
+
+    def text(self) -> str:
+        return self._text() if callable(self._text) else self._text
 
 
 class DictDir(Node):

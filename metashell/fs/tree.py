@@ -17,7 +17,7 @@ from ..gcpause import kept_old
 from ..kraft import enums
 from ..replay.registration import registration_offset, registration_time
 from ..timefmt import iso_time
-from .node import DictDir, Leaf, Node, sort_names
+from .node import DictDir, Leaf, Node, TextLeaf, sort_names
 from .paths import plain_id
 
 REDACTED = "[redacted]"
@@ -75,6 +75,7 @@ class RootDir(_Dir):
         "controllers": lambda v: ControllersDir("controllers", v),
         "delegationTokens": lambda v: TokensDir("delegationTokens", v),
         "features": lambda v: FeaturesDir("features", v),
+        "image": lambda v: _image_view(v),
         "local": lambda v: local_dir(v),
         "metadataQuorum": lambda v: quorum_dir(v),
         "producerIds": lambda v: producer_ids_dir(v),
@@ -125,6 +126,7 @@ def broker_registration(b) -> dict:
         "inControlledShutdown": b.in_controlled_shutdown,
         "isMigratingZkBroker": r.get("isMigratingZkBroker", False),
         "logDirs": b.log_dirs,
+        **({} if b.cordoned_log_dirs is None else {"cordonedLogDirs": b.cordoned_log_dirs}),
     }
 
 
@@ -181,16 +183,20 @@ class ControllersDir(_Dir):
         c = self.image.controllers.get(plain_id(name))
         if c is None:
             return None
-        r = c.registration
-        value = {
-            "controllerId": c.controller_id,
-            "incarnationId": r["incarnationId"],
-            "zkMigrationReady": r["zkMigrationReady"],
-            "listeners": _listeners(r["endPoints"]),
-            "features": _features(r["features"]),
-        }
+        value = controller_value(c)
         return DictDir(name, {"registration": Leaf("registration", value, change=c.change)},
                        change=c.change)
+
+
+def controller_value(c) -> dict:
+    r = c.registration
+    return {
+        "controllerId": c.controller_id,
+        "incarnationId": r["incarnationId"],
+        "zkMigrationReady": r["zkMigrationReady"],
+        "listeners": _listeners(r["endPoints"]),
+        "features": _features(r["features"]),
+    }
 
 
 # -- topics and partitions ------------------------------------------------------------
@@ -446,15 +452,17 @@ class ScramDir(_Dir):
         users = {}
         for (mech, user), ent in self.image.scram.items():
             if mech == name:
-                d = ent.value
-                value = {
-                    "iterations": d["iterations"],
-                    "salt": view.secret(_b64(d["salt"])),
-                    "storedKey": view.secret(_b64(d["storedKey"])),
-                    "serverKey": view.secret(_b64(d["serverKey"])),
-                }
-                users[user] = Leaf(user, value, change=ent.change)
+                users[user] = Leaf(user, scram_value(ent.value, view), change=ent.change)
         return DictDir(name, users)
+
+
+def scram_value(d: dict, view: View) -> dict:
+    return {
+        "iterations": d["iterations"],
+        "salt": view.secret(_b64(d["salt"])),
+        "storedKey": view.secret(_b64(d["storedKey"])),
+        "serverKey": view.secret(_b64(d["serverKey"])),
+    }
 
 
 class TokensDir(_Dir):
@@ -465,16 +473,18 @@ class TokensDir(_Dir):
         ent = self.image.tokens.get(name)
         if ent is None:
             return None
-        d = ent.value
-        value = {
-            "owner": d["owner"],
-            "requester": d.get("requester", ""),
-            "renewers": d["renewers"],
-            "issueTimestamp": d["issueTimestamp"],
-            "maxTimestamp": d["maxTimestamp"],
-            "expirationTimestamp": d["expirationTimestamp"],
-        }
-        return Leaf(name, value, change=ent.change)
+        return Leaf(name, token_value(ent.value), change=ent.change)
+
+
+def token_value(d: dict) -> dict:
+    return {
+        "owner": d["owner"],
+        "requester": d.get("requester", ""),
+        "renewers": d["renewers"],
+        "issueTimestamp": d["issueTimestamp"],
+        "maxTimestamp": d["maxTimestamp"],
+        "expirationTimestamp": d["expirationTimestamp"],
+    }
 
 
 # -- quorum and local -------------------------------------------------------------------
@@ -493,9 +503,17 @@ def quorum_dir(view: View) -> Node:
         "voters": {str(k): v for k, v in sorted(q.voters.items())},
     }
     entries: dict = {k: Leaf(k, v, change=ch) for k, v in values.items()}
+    entries["leader"] = TextLeaf("leader", {"leaderId": q.leader_id, "epoch": q.leader_epoch},
+                                 text=leader_text(q.leader_id, q.leader_epoch), change=ch)
     if view.live is not None:   # asked of the quorum when someone looks
         entries["live"] = lambda: live_quorum_dir(view.live())
     return DictDir("metadataQuorum", entries, change=ch)
+
+
+def leader_text(leader_id: int, epoch: int) -> str:
+    """``/metadataQuorum/leader`` as Kafka 3.0-3.4's shell printed it."""
+    leader = "OptionalInt.empty" if leader_id < 0 else f"OptionalInt[{leader_id}]"
+    return f"LeaderAndEpoch(leaderId={leader}, epoch={epoch})"
 
 
 def live_quorum_dir(values: dict) -> Node:
@@ -510,6 +528,13 @@ def live_quorum_dir(values: dict) -> Node:
 def local_dir(view: View) -> Node:
     return DictDir("local", {k: Leaf(k, compute=v) if callable(v) else Leaf(k, v)
                              for k, v in view.local.items()})
+
+
+def _image_view(view: View) -> Node:
+    """``/image``: Kafka's shell tree over the same view (imported here: it
+    builds on this module)."""
+    from .image_view import image_dir
+    return image_dir(view)
 
 
 def _b64(raw) -> str:

@@ -187,6 +187,10 @@ METADATA_VERSIONS: dict[int, str] = {
     28: "4.2-IV0",
     29: "4.2-IV1",
     30: "4.3-IV0",  # unstable in 4.2
+    31: "4.4-IV0",  # unstable in 4.3
+    32: "4.4-IV1",
+    33: "4.4-IV2",
+    34: "4.5-IV0",  # unstable in 4.4
 }
 
 # the level assumed when a log has no metadata.version FeatureLevelRecord

@@ -129,6 +129,7 @@ class ReplayEngine:
             self.image.last_time = timestamp
         if epoch >= 0:
             self.image.quorum.leader_epoch = epoch
+            self.image.last_epoch = epoch
 
     def end_snapshot(self) -> None:
         if self._txn is not None:
@@ -245,6 +246,8 @@ class ReplayEngine:
         if not in_snapshot and records:
             self.image.last_offset = max(self.image.last_offset, h.last_offset)
             self.image.last_time = max(self.image.last_time, h.max_timestamp)
+            if not h.is_control:
+                self.image.last_epoch = h.epoch
         return True
 
     def _kept_run(self, rec: deferred.KeptRun, in_snapshot: bool) -> "list | None":
@@ -294,6 +297,7 @@ class ReplayEngine:
                     if last is not None:
                         self.image.last_offset = max(self.image.last_offset, last.offset)
                         self.image.last_time = max(self.image.last_time, last.timestamp)
+                        self.image.last_epoch = h.epoch
                     return False
             self._batch_last = rec
             self.apply(rec, h)
@@ -313,6 +317,7 @@ class ReplayEngine:
                 image = self.image
                 image.last_offset = max(image.last_offset, h.last_offset)
                 image.last_time = max(image.last_time, h.max_timestamp)
+                image.last_epoch = h.epoch
                 return True
         for batch in run.batches():
             if not self.apply_batch(batch):
@@ -328,6 +333,7 @@ class ReplayEngine:
             self._changes.add(file_no, h.position, h.end, entries)
             image.last_offset = max(image.last_offset, h.last_offset)
             image.last_time = max(image.last_time, h.max_timestamp)
+            image.last_epoch = h.epoch
             return True
         kept, last = [], None
         if type(entries) is ChangeBatch:
@@ -344,6 +350,7 @@ class ReplayEngine:
             self._changes.add(file_no, h.position, h.end, kept)
             image.last_offset = max(image.last_offset, last.offset)
             image.last_time = max(image.last_time, last.timestamp)
+            image.last_epoch = h.epoch
         return False
 
     def settle(self) -> None:
@@ -824,7 +831,7 @@ class ReplayEngine:
             fenced=d.get("fenced", True), in_controlled_shutdown=d.get("inControlledShutdown", False),
             # a snapshot does not say when a broker registered
             registered_at=None if self._snapshot is not None else rec.timestamp, log_dirs=list(d.get("logDirs", [])),
-            change=(rec.offset, rec.timestamp))
+            change=(rec.offset, rec.timestamp), cordoned_log_dirs=d.get("cordonedLogDirs"))
         self._history(("broker", bid), rec)
 
     def _apply_UnregisterBrokerRecord(self, rec: Record) -> None:
@@ -875,6 +882,8 @@ class ReplayEngine:
             b.in_controlled_shutdown = True
         if d.get("logDirs"):
             b.log_dirs = list(d["logDirs"])
+        if d.get("cordonedLogDirs") is not None:
+            b.cordoned_log_dirs = list(d["cordonedLogDirs"])
         self._touch(b, ("broker", b.broker_id), rec)
 
     def _apply_RegisterControllerRecord(self, rec: Record) -> None:
@@ -884,6 +893,13 @@ class ReplayEngine:
         cid = d["controllerId"]
         self.image.controllers[cid] = ControllerState(cid, d, (rec.offset, rec.timestamp))
         self._history(("controller", cid), rec)
+
+    def _apply_UnregisterControllerRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is None:
+            return
+        self.image.controllers.pop(d["controllerId"], None)
+        self._history(("controller", d["controllerId"]), rec)
 
     # -- topics and partitions --------------------------------------------------------
 

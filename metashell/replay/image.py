@@ -37,6 +37,7 @@ class BrokerState:
     registered_at: int | None     # append time (ms) of the registering record (None from a snapshot)
     log_dirs: list
     change: Change
+    cordoned_log_dirs: "list | None" = None   # 4.4+; None = never reported
 
 
 @dataclass
@@ -289,6 +290,7 @@ class Image:
     quorum: QuorumState = field(default_factory=QuorumState)
     last_offset: int = -1                                   # last applied record offset (log offsets)
     last_time: int = -1                                     # append time of the last applied batch
+    last_epoch: int = -1                                    # leader epoch of the last applied data batch
     # entity key -> [records], oldest first; a TopicRecord read on the loader's fast
     # path is there as its deferred ref (an int), alone bare: see records(). A topic
     # made on the fast path and not changed since has no entry: its TopicState's

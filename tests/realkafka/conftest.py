@@ -1,0 +1,102 @@
+"""Real-Kafka tests: the ``kafka_version`` parameter, the ``realkafka``
+marker, Kafka's logs in the report of a failed test, and each release's wall
+time at the end of the run.
+
+Every test under this directory is marked ``realkafka``; a test that takes
+the ``kafka_version`` fixture runs once per release chosen by
+``METASHELL_KAFKA_VERSIONS`` (default: every release in versions.txt),
+unless it parametrizes ``kafka_version`` itself.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from .cluster import ACTIVE
+from .jars import require_java_and_maven, selected_versions
+from .workload import KafkaRun, run_release
+
+# Wall time spent per release (setup, call and teardown of its tests).
+RELEASE_SECONDS: "dict[str, float]" = defaultdict(float)
+
+
+def pytest_generate_tests(metafunc):
+    chosen = any("kafka_version" in str(m.args[0])
+                 for m in metafunc.definition.iter_markers("parametrize"))
+    if "kafka_version" in metafunc.fixturenames and not chosen:
+        versions = selected_versions()
+        metafunc.parametrize("kafka_version", versions, ids=versions, scope="module")
+
+
+# One workload run per release for the whole session, shared by every module
+# that asks for it (a failed run is remembered, not repeated).
+_RUNS: "dict[str, KafkaRun | BaseException]" = {}
+
+
+@pytest.fixture(scope="session")
+def kafka_workdir():
+    """Where the session's clusters keep their files: a directory of its own
+    (pytest's numbered temporary directories are pruned by other pytest
+    processes of the same user, which must not happen under a running
+    cluster), removed at the end of the session."""
+    path = Path(tempfile.mkdtemp(prefix="metashell-realkafka-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def kafka_run(kafka_version, kafka_workdir) -> KafkaRun:
+    """A stopped workload cluster of ``kafka_version`` (see workload.py):
+    its metadata dirs, snapshots and segments per node, and what the admin API
+    reported once the workload had settled."""
+    require_java_and_maven()
+    run = _RUNS.get(kafka_version)
+    if run is None:
+        try:
+            run = run_release(kafka_version, kafka_workdir / kafka_version)
+        except Exception as e:  # noqa: BLE001 - remembered for the other modules
+            run = e
+        _RUNS[kafka_version] = run
+    if isinstance(run, BaseException):
+        pytest.fail(f"Kafka {kafka_version}: the workload run failed: {run}")
+    return run
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "realkafka" in item.nodeid.split("::")[0]:
+            item.add_marker(pytest.mark.realkafka)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    version = getattr(getattr(item, "callspec", None), "params", {}).get("kafka_version")
+    if version is not None:
+        RELEASE_SECONDS[version] += report.duration
+    if report.failed:
+        for cluster in ACTIVE:
+            report.sections.append((f"Kafka {cluster.version} logs", cluster.log_tails()))
+    return report
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not RELEASE_SECONDS:
+        return
+    terminalreporter.section("real Kafka: wall time per release")
+    for version, seconds in RELEASE_SECONDS.items():
+        run = _RUNS.get(version)
+        if isinstance(run, KafkaRun):
+            upgrade = [s for s in run.workload.steps if s.startswith("metadata.version")]
+            skipped = [s for s, how in run.workload.steps.items() if how != "done"]
+            note = (f"  (workload {run.seconds:.0f} s; {', '.join(upgrade)}"
+                    + (f"; skipped: {', '.join(skipped)}" if skipped else "") + ")")
+        else:
+            note = "  (workload failed)" if run is not None else ""
+        terminalreporter.write_line(f"Kafka {version:8} {seconds:7.1f} s{note}")
+    terminalreporter.write_line(f"total        {sum(RELEASE_SECONDS.values()):7.1f} s")

@@ -1,0 +1,130 @@
+"""The native tree against Kafka 3.4's old-design shell (``MetadataNodeManager``)
+at the paths both have, on the corpus files Kafka 3.4 and older wrote.
+
+Kafka's one-shot mode runs one command per JVM, so two JVMs per file: ``find /``
+for the paths, then one ``cat`` of every file compared. Compared: a broker's
+``isFenced``, a topic's ``id`` and ``name``, every field of a partition's
+``data`` (the old shell ignores the replica lists of a PartitionChangeRecord,
+a bug of its own: those fields are compared only for partitions no change
+touched), config values, features, and for a log ``/metadataQuorum/offset``
+and ``leader`` (for a snapshot the old shell shows offsets inside the file).
+The old shell also sets ``isFenced`` to true at every registration, whatever
+the record says (3.5+ takes the record's flag, as metashell does): a broker's
+``isFenced`` is compared only once a fence, unfence or registration change
+followed its registration.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from metashell.fs.node import lookup
+from metashell.session import open_session
+
+from .jars import log_config, require_java_and_maven, shell_classpath
+from .test_image_vs_kafka_shell import CORPORA
+
+OLD_SHELL = "3.4.1"
+FILES = ("kafka-3.2-three-brokers/00000000000000000000.log",
+         "kafka-3.3-bootstrap/bootstrap.checkpoint",
+         "kafka-3.4-snapshot/00000000000000014707-0000000001.checkpoint")
+REPLICA_FIELDS = ("replicas", "removingReplicas", "addingReplicas")
+
+
+def old_shell(path: Path, *words: str, tmp: Path) -> str:
+    cmd = ["java", log_config(OLD_SHELL)[0], f"-Dkafka.logs.dir={tmp}",
+           "-cp", shell_classpath(OLD_SHELL), "org.apache.kafka.shell.MetadataShell",
+           "--snapshot", str(path), *words]
+    return subprocess.run(cmd, capture_output=True, check=True, timeout=300,
+                          text=True).stdout
+
+
+def compared(paths: list[str]) -> list[str]:
+    """The files of the old shell's ``find /`` this test compares."""
+    out = []
+    for p in paths:
+        parts = p.split("/")[1:]
+        if (parts[0] == "brokers" and parts[-1] == "isFenced"
+                or parts[0] == "topics" and (parts[-1] in ("id", "name", "data"))
+                or parts[0] == "configs" and len(parts) == 4
+                or parts[0] == "features" and len(parts) == 2
+                or p in ("/metadataQuorum/offset", "/metadataQuorum/leader")):
+            out.append(p)
+    return out
+
+
+def split_cat(text: str, paths: list[str]) -> dict:
+    """``cat`` of many files: a JSON file runs to its closing ``}`` line."""
+    lines, values, i = text.splitlines(), {}, 0
+    for p in paths:
+        if lines[i].startswith("{"):
+            j = i
+            while lines[j] != "}":
+                j += 1
+            values[p] = json.loads("\n".join(lines[i:j + 1]))
+            i = j + 1
+        else:
+            values[p] = lines[i]
+            i += 1
+    return values
+
+
+def ours_as_old(root, path: str):
+    """Our value at the old shell's ``path``, as the old shell writes it."""
+    parts = path.split("/")[1:]
+    node = lookup(root, parts)
+    if node is None:
+        return None
+    if node.text() is not None:
+        return node.text()
+    value = node.value()
+    if parts[0] == "features":
+        return {"name": parts[1], "featureLevel": value}
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, dict) else str(value)
+
+
+def differences(path: Path, theirs: dict, root, changed: set) -> list[str]:
+    problems = []
+    for p, value in theirs.items():
+        mine = ours_as_old(root, p)
+        if p.endswith("/data") and isinstance(mine, dict):
+            skip = REPLICA_FIELDS if p in changed else ()
+            value = {k: v for k, v in value.items() if k not in skip}
+            mine = {k: mine.get(k) for k in value}
+        if mine != value:
+            problems.append(f"{path.name}: {p}: Kafka {OLD_SHELL}: {value!r}, ours: {mine!r}")
+    return problems
+
+
+def fenced_since_registration(session, path: str) -> bool:
+    """Whether a record after the broker's last registration set its fencing."""
+    types = [r["type"] for r in session.changes(path.rsplit("/", 1)[0]) or ()]
+    last = max((i for i, t in enumerate(types) if t == "RegisterBrokerRecord"), default=-1)
+    return any(t in ("FenceBrokerRecord", "UnfenceBrokerRecord", "BrokerRegistrationChangeRecord")
+               for t in types[last + 1:])
+
+
+@pytest.mark.parametrize("rel", FILES)
+def test_the_native_tree_agrees_with_kafkas_old_shell(rel, tmp_path):
+    require_java_and_maven()
+    path = CORPORA / rel
+    if not path.exists():
+        pytest.skip(f"shared corpus not found at {CORPORA} (not shipped with the project)")
+    paths = compared(old_shell(path, "find", "/", tmp=tmp_path).split())
+    theirs = split_cat(old_shell(path, "cat", *paths, tmp=tmp_path), paths)
+    session = open_session(path, show_secrets=True)
+    changed = {p for p in paths if p.endswith("/data") and any(
+        r["type"] == "PartitionChangeRecord" for r in session.changes(p[:-len("/data")]) or ())}
+    theirs = {p: v for p, v in theirs.items()
+              if not p.endswith("/isFenced") or fenced_since_registration(session, p)}
+    if path.suffix == ".checkpoint":   # the old shell's offsets are inside the file
+        theirs = {p: v for p, v in theirs.items() if not p.startswith("/metadataQuorum")}
+    problems = differences(path, theirs, session.root, changed)
+    assert theirs and not problems, "\n".join(problems[:20])
+    print(f"\n{rel}: {len(theirs)} values compared")
