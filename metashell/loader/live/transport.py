@@ -39,14 +39,26 @@ from . import protocol as p
 from .addresses import Controller
 from .clientconfig import SecurityConfig
 
+_CLOSED = "connection closed by the controller"
 MAX_FRAME = 128 << 20          # a Fetch answer is at most 8 MiB of records; snapshot chunks are ours to size
 _SIZE = struct.Struct(">i")
 _POLL = 0.2                     # how often a connect in progress looks at close()
 _NAME_MISMATCH = (62, 64)       # X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH
+# what OpenSSL says when the other end does not speak TLS at all
+_NOT_TLS = ("UNEXPECTED_EOF_WHILE_READING", "WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE",
+            "PACKET_LENGTH_TOO_LONG", "HTTP_REQUEST")
+_TLS_RECORDS = (0x15, 0x16)     # the first byte of a TLS alert or handshake record
 
 
 class Unreachable(Exception):
     """This controller could not be reached or dropped the connection."""
+
+
+class ProtocolMismatch(Unreachable):
+    """The listener dropped the connection the way one of another security
+    protocol does (TLS against plaintext, or the reverse). A controller
+    going down can look the same once, so the observer gives up only when
+    an address does it twice in a row."""
 
 
 class Connection:
@@ -115,8 +127,18 @@ class Connection:
                             "(is the issuing CA in ssl.truststore.*?)") from None
         except ssl.SSLError as e:
             sock.close()
-            raise LiveError(f"{addr}: TLS handshake failed: {e.reason or e} "
+            reason = e.reason or str(e)
+            if isinstance(e, ssl.SSLEOFError) or reason in _NOT_TLS:
+                raise ProtocolMismatch(f"the listener closed the connection during the TLS handshake "
+                                       f"({reason}): protocol mismatch? it may not be an SSL listener "
+                                       "(check security.protocol: PLAINTEXT or SASL_PLAINTEXT there)") from None
+            raise LiveError(f"{addr}: TLS handshake failed: {reason} "
                             "(is this listener SSL, and does it require a client certificate?)") from None
+        except ConnectionResetError:
+            sock.close()
+            raise ProtocolMismatch("the listener reset the connection during the TLS handshake: "
+                                   "protocol mismatch? it may not be an SSL listener (check "
+                                   "security.protocol: PLAINTEXT or SASL_PLAINTEXT there)") from None
         except OSError as e:
             sock.close()
             raise Unreachable(f"TLS handshake: {_os_reason(e)}") from None
@@ -127,7 +149,15 @@ class Connection:
         addr = self.controller
         version = p.APIS[p.API_VERSIONS][2]
         for _ in range(2):
-            answer = self._exchange(p.API_VERSIONS, version, p.api_versions_request(version), deadline)
+            try:
+                answer = self._exchange(p.API_VERSIONS, version, p.api_versions_request(version), deadline)
+            except Unreachable as e:
+                if self.security.uses_tls or str(e) != _CLOSED:
+                    raise
+                # a TLS listener drops a client that does not start with a handshake
+                raise ProtocolMismatch("the listener closed the connection at the first request "
+                                       "(ApiVersions): protocol mismatch? it may expect TLS (check "
+                                       "security.protocol: SSL or SASL_SSL there)") from None
             if answer.error_code != p.UNSUPPORTED_VERSION:
                 break
             theirs = p.supported_ranges(answer).get(p.API_VERSIONS, (0, 0))[1]
@@ -225,6 +255,10 @@ class Connection:
     def _receive(self, deadline: float) -> bytearray:
         head = self._read_exactly(4, deadline)
         (size,) = _SIZE.unpack(head)
+        if not 4 <= size <= MAX_FRAME and head[0] in _TLS_RECORDS and head[1] == 3 \
+                and not self.security.uses_tls:
+            raise LiveError(f"{self.controller}: the listener answered with a TLS record: protocol "
+                            "mismatch? it expects TLS (check security.protocol: SSL or SASL_SSL there)")
         if not 4 <= size <= MAX_FRAME:
             raise LiveError(f"{self.controller}: not a Kafka listener (its answer starts with {bytes(head)!r}, "
                             f"read as a frame of {size} bytes; at most {MAX_FRAME} expected)")
@@ -240,8 +274,7 @@ class Connection:
                 sock.settimeout(_left(deadline))
                 n = sock.recv_into(view[got:])
                 if n == 0:
-                    raise Unreachable("connection closed by the controller" if not self._closed.is_set()
-                                      else "closed")
+                    raise Unreachable(_CLOSED if not self._closed.is_set() else "closed")
                 got += n
         except OSError as e:
             raise Unreachable(self._why(e)) from None
