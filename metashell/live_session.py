@@ -213,8 +213,9 @@ class LiveSession(ImageSession):
             self.notify(self._state_note(event))
         connecting = getattr(self.progress, "connecting", None)
         if event.state == "connecting" and event.trying and connecting is not None:
-            connecting(event.trying)
-        self._report(event.committed_offset)
+            connecting(event.trying)     # "connecting to ..." until the first answer
+        elif event.state != "connecting":
+            self._report(event.committed_offset)
 
     def _state_note(self, event) -> str:
         """What a one-shot command says on stderr when the quorum goes away

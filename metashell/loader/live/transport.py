@@ -40,6 +40,7 @@ from .addresses import Controller
 from .clientconfig import SecurityConfig
 
 _CLOSED = "connection closed by the controller"
+_RESET = os.strerror(errno.ECONNRESET)
 MAX_FRAME = 128 << 20          # a Fetch answer is at most 8 MiB of records; snapshot chunks are ours to size
 _SIZE = struct.Struct(">i")
 _POLL = 0.2                     # how often a connect in progress looks at close()
@@ -152,7 +153,7 @@ class Connection:
             try:
                 answer = self._exchange(p.API_VERSIONS, version, p.api_versions_request(version), deadline)
             except Unreachable as e:
-                if self.security.uses_tls or str(e) != _CLOSED:
+                if self.security.uses_tls or str(e) not in (_CLOSED, _RESET):
                     raise
                 # a TLS listener drops a client that does not start with a handshake
                 raise ProtocolMismatch("the listener closed the connection at the first request "
