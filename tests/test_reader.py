@@ -149,7 +149,7 @@ def test_corrupt_compressed_payload(tmp_path, codec):
 # --------------------------------------------------------------------------- odd records, load goes on
 
 def test_unknown_api_key_and_version_are_undecodable_records(tmp_path):
-    cluster_id = b"\x01\x1d\x00" + b"\x07abcdef" + b"\x00"      # apiKey 29 (post-4.2, contested)
+    cluster_id = b"\x01\x1e\x00" + b"\x07abcdef" + b"\x00"      # apiKey 30 (in no release)
     outs = [record("NoOpRecord"), Out(value=cluster_id),
             Out(value=b"\x01\x03\x07" + bytes(30)),                # PartitionRecord v7
             Out(value=b"\x02\x14\x00\x00"),                        # frame version 2
@@ -161,10 +161,10 @@ def test_unknown_api_key_and_version_are_undecodable_records(tmp_path):
     assert [r.kind for r in recs] == ["metadata"] + ["undecodable"] * 5 + ["metadata"]
     assert [r.offset for r in recs] == list(range(40, 47))
     odd = recs[1:6]
-    assert [r.api_key for r in odd[:3]] == [29, 3, 20]
+    assert [r.api_key for r in odd[:3]] == [30, 3, 20]
     assert [r.version for r in odd[:3]] == [0, 7, 0]
     assert all(r.name == "UnknownRecord" and r.data is None and r.error and "\n" not in r.error for r in odd)
-    assert "apiKey 29" in odd[0].error and odd[0].raw == cluster_id
+    assert "apiKey 30" in odd[0].error and odd[0].raw == cluster_id
     assert "no version 7" in odd[1].error and odd[1].raw[:3] == b"\x01\x03\x07"
     assert "frame version 2" in odd[2].error
     assert "frame header" in odd[3].error
@@ -173,7 +173,7 @@ def test_unknown_api_key_and_version_are_undecodable_records(tmp_path):
     # undecodable records keep their bytes: re-encoding is exact
     assert b"".join(encode_batch(b) for b in read_file(path)) == path.read_bytes()
     idx = index_file(path)
-    assert sorted(idx.unknown) == [1, 2, 3, 4, 5] and idx.types[1] == 29
+    assert sorted(idx.unknown) == [1, 2, 3, 4, 5] and idx.types[1] == 30
     assert [idx.kind(i) for i in range(7)] == [r.kind for r in recs]
 
 

@@ -169,6 +169,15 @@ class TestBrokerRegistrationChange:
         assert cat(s.root, "/brokers/1/registration")["logDirs"] == [uid(70)]
         assert cat(s.root, "/brokers/1/isFenced") is False
 
+    def test_cordoned_log_dirs_4_4(self, tmp_path):
+        """v4/v3 (Kafka 4.4): null = not reported (registration) or no change."""
+        s = load(tmp_path, broker(1, version=4, logDirs=[uid(70)]))
+        assert "cordonedLogDirs" not in cat(s.root, "/brokers/1/registration")
+        s = load(tmp_path / "b", broker(1, version=4, logDirs=[uid(70)], cordonedLogDirs=[]),
+                 self.brc(3, cordonedLogDirs=[uid(70)]), self.brc(3, fenced=-1))
+        reg = cat(s.root, "/brokers/1/registration")
+        assert reg["cordonedLogDirs"] == [uid(70)] and reg["fenced"] is False
+
     @pytest.mark.parametrize("fields", [{"fenced": 2}, {"fenced": -2}, {"inControlledShutdown": 2},
                                         {"inControlledShutdown": -1}])
     def test_bad_codes_are_problems_and_change_nothing(self, tmp_path, fields):
@@ -211,6 +220,13 @@ class TestRegisterController:
         assert reg["listeners"] == [{"name": "CONTROLLER", "host": "c3001", "port": 19093,
                                      "securityProtocol": "PLAINTEXT"}]
         assert reg["features"] == {"kraft.version": {"min": 0, "max": 1}}
+
+    def test_unregister_removes_the_registration_4_4(self, tmp_path):
+        s = load(tmp_path, self.ctl(3000), self.ctl(3001),
+                 record("UnregisterControllerRecord", controllerId=3001),
+                 record("UnregisterControllerRecord", controllerId=3002))
+        assert ls(s.root, "/controllers") == ["3000"]
+        assert s.engine.problems == []
 
 
 # =========================================================================== topics

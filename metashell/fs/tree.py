@@ -124,6 +124,7 @@ def broker_registration(b) -> dict:
         "inControlledShutdown": b.in_controlled_shutdown,
         "isMigratingZkBroker": r.get("isMigratingZkBroker", False),
         "logDirs": b.log_dirs,
+        **({} if b.cordoned_log_dirs is None else {"cordonedLogDirs": b.cordoned_log_dirs}),
     }
 
 

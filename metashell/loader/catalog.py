@@ -12,7 +12,7 @@ otherwise the type's default applies: 0, false, "", empty, zero UUID).
 
 Tables
 ------
-``METADATA[api_key]``      frame version 1 (Kafka 3.0 - 4.2): apiKeys 0-28 (13 was never assigned)
+``METADATA[api_key]``      frame version 1 (Kafka 3.0 - 4.4): apiKeys 0-29 (13 was never assigned)
 ``METADATA_2_8[api_key]``  frame version 0 (the Kafka 2.8 KRaft preview)
 ``SUPERSEDED[api_key]``    older layouts that share apiKey *and* version with the current one,
                            tried in order when the current layout does not fit (section 12)
@@ -20,9 +20,10 @@ Tables
                            of LeaderChangeMessage (no leading ``Version`` field)
 ``CONTROL_NAMES[type]``    names of the control record types, 0-6
 
-apiKey 29 and above are deliberately absent: after 4.2 two different records
-claim 29 (section 13), so the reader reports such records as undecodable and
-keeps their bytes.
+apiKey 30 and above are absent (no release defines them): the reader reports
+such records as undecodable and keeps their bytes. (After 4.2, unreleased
+trunk had two records claiming 29; Kafka 4.4 released it as
+UnregisterControllerRecord.)
 """
 
 from __future__ import annotations
@@ -57,8 +58,9 @@ _FEATURE_RANGE = (
 # --- 0 RegisterBrokerRecord ------------------------------------------------
 # v0 3.0 (adds Fenced over 2.8); v1 3.3 (MV 3.3-IV3, KIP-841) adds InControlledShutdown;
 # v2 3.4 (MV 3.4-IV0, KIP-866) adds IsMigratingZkBroker (2nd on the wire);
-# v3 3.7 (MV 3.7-IV2, KIP-858 JBOD) adds tagged LogDirs.
-REGISTER_BROKER = Message("RegisterBrokerRecord", 0, "0-3", [
+# v3 3.7 (MV 3.7-IV2, KIP-858 JBOD) adds tagged LogDirs;
+# v4 4.4 (KIP-1066) adds tagged CordonedLogDirs (null until the broker reports them).
+REGISTER_BROKER = Message("RegisterBrokerRecord", 0, "0-4", [
     F("BrokerId", "int32"),
     F("IsMigratingZkBroker", "bool", "2+", default=False),
     F("IncarnationId", "uuid"),
@@ -69,6 +71,8 @@ REGISTER_BROKER = Message("RegisterBrokerRecord", 0, "0-3", [
     F("Fenced", "bool", default=True),
     F("InControlledShutdown", "bool", "1+", default=False),
     F("LogDirs", "[]uuid", "3+", tag=0, tagged="3+", about="available log directories"),
+    F("CordonedLogDirs", "[]uuid", "4+", nullable="4+", tag=1, tagged="4+", default=None,
+      about="cordoned log directories; null = not reported yet"),
 ])
 
 # --- 1 UnregisterBrokerRecord ----------------------------------------------
@@ -235,15 +239,17 @@ REMOVE_FEATURE_LEVEL = Message("RemoveFeatureLevelRecord", 16, "0", [
 
 # --- 17 BrokerRegistrationChangeRecord -------------------------------------
 # v0 schema 3.0, written from MV 3.3-IV2 (fence/unfence); v1 3.3 (MV 3.3-IV3,
-# controlled shutdown); v2 3.7 (MV 3.7-IV2, log dirs). The controller picks the
-# version by purpose.
-BROKER_REGISTRATION_CHANGE = Message("BrokerRegistrationChangeRecord", 17, "0-2", [
+# controlled shutdown); v2 3.7 (MV 3.7-IV2, log dirs); v3 4.4 (KIP-1066, cordoned
+# log dirs). The controller picks the version by purpose.
+BROKER_REGISTRATION_CHANGE = Message("BrokerRegistrationChangeRecord", 17, "0-3", [
     F("BrokerId", "int32"),
     F("BrokerEpoch", "int64"),
     F("Fenced", "int8", tag=0, tagged="0+", about="-1 unfenced, 0 no change, 1 fenced"),
     F("InControlledShutdown", "int8", "1+", tag=1, tagged="1+",
       about="0 no change, 1 in controlled shutdown"),
     F("LogDirs", "[]uuid", "2+", tag=2, tagged="2+", about="available log directories"),
+    F("CordonedLogDirs", "[]uuid", "3+", nullable="3+", tag=3, tagged="3+", default=None,
+      about="cordoned log directories; null = no change"),
 ])
 
 # --- 18 AccessControlEntryRecord -------------------------------------------
@@ -321,7 +327,14 @@ CLEAR_ELR = Message("ClearElrRecord", 28, "0", [
     F("TopicName", "string", about="\"\" = all topics"),
 ])
 
-# --- 29+: not here (contested after 4.2, see the module docstring) ---------
+# --- 29 UnregisterControllerRecord ----------------------------------------
+# v0 4.4 (a controller's registration removed). Unreleased trunk once gave 29
+# to another record too; 4.4 settled it.
+UNREGISTER_CONTROLLER = Message("UnregisterControllerRecord", 29, "0", [
+    F("ControllerId", "int32"),
+])
+
+# --- 30+: not here (no release defines them) --------------------------------
 
 METADATA: dict[int, Message] = {m.api_key: m for m in (
     REGISTER_BROKER, UNREGISTER_BROKER, TOPIC, PARTITION, CONFIG, PARTITION_CHANGE,
@@ -330,6 +343,7 @@ METADATA: dict[int, Message] = {m.api_key: m for m in (
     BROKER_REGISTRATION_CHANGE, ACCESS_CONTROL_ENTRY, REMOVE_ACCESS_CONTROL_ENTRY, NO_OP,
     ZK_MIGRATION_STATE, REMOVE_USER_SCRAM_CREDENTIAL, BEGIN_TRANSACTION, END_TRANSACTION,
     ABORT_TRANSACTION, REMOVE_DELEGATION_TOKEN, REGISTER_CONTROLLER, CLEAR_ELR,
+    UNREGISTER_CONTROLLER,
 )}
 
 # ===========================================================================

@@ -135,7 +135,7 @@ def key_from_data(api_key: int, data: dict) -> tuple | None:
         return ("broker", data["brokerId"])
     if api_key in (7, 8):
         return ("broker", data["id"])
-    if api_key == 27:
+    if api_key in (27, 29):
         return ("controller", data["controllerId"])
     if api_key == 4:
         return ("config", _config_type(data["resourceType"]), data["resourceName"])

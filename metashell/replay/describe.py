@@ -61,6 +61,8 @@ def _brc(d, _):
         parts.append("in controlled shutdown")
     if d.get("logDirs"):
         parts.append(f"logDirs {len(d['logDirs'])}")
+    if d.get("cordonedLogDirs") is not None:
+        parts.append(f"cordonedLogDirs {len(d['cordonedLogDirs'])}")
     return f"broker {d['brokerId']} epoch {d['brokerEpoch']}: " + (", ".join(parts) or "no change")
 
 
@@ -92,6 +94,7 @@ _DESCRIBERS = {
     "FenceBrokerRecord": lambda d, _: f"broker {d['id']} epoch {d['epoch']} fenced",
     "UnfenceBrokerRecord": lambda d, _: f"broker {d['id']} epoch {d['epoch']} unfenced",
     "UnregisterBrokerRecord": lambda d, _: f"broker {d['brokerId']} epoch {d['brokerEpoch']} unregistered",
+    "UnregisterControllerRecord": lambda d, _: f"controller {d['controllerId']} unregistered",
     "TopicRecord": lambda d, _: f"topic {d['name']} created, id {d['topicId']}",
     "RemoveTopicRecord": lambda d, _: f"topic {d['topicId']} removed",
     "ConfigRecord": _config,

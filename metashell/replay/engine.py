@@ -778,7 +778,7 @@ class ReplayEngine:
             fenced=d.get("fenced", True), in_controlled_shutdown=d.get("inControlledShutdown", False),
             # a snapshot does not say when a broker registered
             registered_at=None if self._snapshot is not None else rec.timestamp, log_dirs=list(d.get("logDirs", [])),
-            change=(rec.offset, rec.timestamp))
+            change=(rec.offset, rec.timestamp), cordoned_log_dirs=d.get("cordonedLogDirs"))
         self._history(("broker", bid), rec)
 
     def _apply_UnregisterBrokerRecord(self, rec: Record) -> None:
@@ -829,6 +829,8 @@ class ReplayEngine:
             b.in_controlled_shutdown = True
         if d.get("logDirs"):
             b.log_dirs = list(d["logDirs"])
+        if d.get("cordonedLogDirs") is not None:
+            b.cordoned_log_dirs = list(d["cordonedLogDirs"])
         self._touch(b, ("broker", b.broker_id), rec)
 
     def _apply_RegisterControllerRecord(self, rec: Record) -> None:
@@ -838,6 +840,13 @@ class ReplayEngine:
         cid = d["controllerId"]
         self.image.controllers[cid] = ControllerState(cid, d, (rec.offset, rec.timestamp))
         self._history(("controller", cid), rec)
+
+    def _apply_UnregisterControllerRecord(self, rec: Record) -> None:
+        d = rec.data
+        if d is None:
+            return
+        self.image.controllers.pop(d["controllerId"], None)
+        self._history(("controller", d["controllerId"]), rec)
 
     # -- topics and partitions --------------------------------------------------------
 

@@ -33,6 +33,7 @@ class BrokerState:
     registered_at: int | None     # append time (ms) of the registering record (None from a snapshot)
     log_dirs: list
     change: Change
+    cordoned_log_dirs: "list | None" = None   # 4.4+; None = never reported
 
 
 @dataclass
