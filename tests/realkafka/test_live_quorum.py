@@ -1,0 +1,301 @@
+"""Live mode (``-C``) against a real quorum of each release: 3 controllers
+and a broker as separate JVMs, one cluster per release shared by the tests
+below in file order (each leaves the cluster whole for the next).
+
+- a one-shot ``-o json tree /`` equals ``-s`` on the leader's log dir at the
+  same offset, with ``-C`` as voters (``id@host:port``) and as bootstrap
+  servers (``host:port``);
+- ``watch`` prints topic creations and a broker fence; the append-to-line
+  latency of 50 topic creations is measured and printed (p50/p99);
+- the active controller SIGKILLed in the middle of a workload: the observer
+  follows the new leader, and the committed batches it applied are, in
+  order, byte for byte the batches of the new leader's log on disk;
+- every controller stopped: "quorum lost"; they come back: it follows again
+  by itself, an election on the way shown as an election.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from fake_kraft_follow import Follow, rebuild
+from metashell.fs.node import lookup
+from metashell.fs.tree import build_root
+from metashell.loader.batch import BatchScanner
+from metashell.loader.live import (CommittedEvent, LiveConfig, SnapshotEvent, StatusEvent,
+                                   parse_controllers)
+
+from .admin import admin_client
+from .cluster import KafkaCluster
+
+REPO = Path(__file__).resolve().parents[2]
+# small snapshots, so the observer downloads one where the release serves it
+CONFIG = {"metadata.log.max.record.bytes.between.snapshots": "20000"}
+LATENCY_EVENTS = 50
+LATENCY_P99_TARGET_S = 1.0
+
+
+@pytest.fixture(scope="module")
+def cluster(kafka_version, tmp_path_factory):
+    workdir = tmp_path_factory.mktemp(f"live-{kafka_version}")
+    with KafkaCluster(kafka_version, controllers=3, brokers=1, workdir=workdir,
+                      extra_config=CONFIG) as c:
+        yield c
+
+
+def live(controllers: str, *words, timeout: float = 30) -> tuple[int, str, str]:
+    """``kafka-metadata-shell -C controllers WORDS`` in a process of its own."""
+    p = subprocess.run([sys.executable, "-m", "metashell.cli", "-C", controllers,
+                        "--timeout", "20", *words], cwd=REPO, env=_env(), capture_output=True,
+                       text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    return env
+
+
+def files(path: Path, *words, until_offset: int) -> dict:
+    p = subprocess.run([sys.executable, "-m", "metashell.cli", "-s", str(path), "--until-offset",
+                        str(until_offset), "-o", "json", *words], cwd=REPO, env=_env(),
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def flat(value, path="") -> dict:
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            out.update(flat(v, f"{path}/{k}"))
+        return out
+    return {path: value}
+
+
+def leader_of(cluster) -> int:
+    status, out, err = live(cluster.controller_quorum, "-o", "json", "cat",
+                            "/metadataQuorum/live/leaderId")
+    assert status == 0, err
+    return json.loads(out)
+
+
+# ------------------------------------------------------------------ one-shot tree
+
+@pytest.mark.parametrize("form", ["voters", "bootstrap"])
+def test_one_shot_tree_equals_the_leaders_log_dir(cluster, form):
+    controllers = cluster.controller_quorum if form == "voters" else cluster.controller_bootstrap
+    status, out, err = live(controllers, "-o", "json", "tree", "/")
+    assert status == 0 and err == "", err
+    tree = flat(json.loads(out))
+    assert tree["/metadataQuorum/live/state"] == "following"
+    offset = tree["/metadataQuorum/offset"]
+    leader = tree["/metadataQuorum/live/leaderId"]
+    on_disk = flat(files(cluster.metadata_dirs[leader], "tree", "/", until_offset=offset))
+    assert on_disk["/metadataQuorum/offset"] == offset
+    ignored = ("/local/", "/metadataQuorum/live/")
+    # a broker registered before the snapshot the leader sent: -s reads its time from
+    # the segments before that snapshot, which -C never fetched
+    for key in [k for k in on_disk if k.endswith("/registeredAt")]:
+        assert tree.pop(key, None) in (on_disk.pop(key), None), key
+
+    def kept(t):
+        return {k: v for k, v in t.items() if not k.startswith(ignored)}
+    assert kept(tree) == kept(on_disk)
+
+
+# ------------------------------------------------------------------ watch
+
+class Watch:
+    """``watch -o json`` in a process of its own; each line with the wall
+    time it was read."""
+
+    def __init__(self, controllers: str, *paths: str):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "metashell.cli", "-C", controllers, "--timeout", "20",
+             "-o", "json", "watch", *paths], cwd=REPO, env=_env(), stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, bufsize=1)
+        self.lines: list[tuple[float, dict]] = []
+        self.cond = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            with self.cond:
+                self.lines.append((time.time(), json.loads(line)))
+                self.cond.notify_all()
+
+    def wait_for(self, predicate, timeout: float = 60) -> list[tuple[float, dict]]:
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                found = [(t, c) for t, c in self.lines if predicate(c)]
+                if found or time.monotonic() > deadline or self.proc.poll() is not None:
+                    return found
+                self.cond.wait(0.2)
+
+    def close(self) -> str:
+        self.proc.terminate()
+        try:
+            _, err = self.proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            _, err = self.proc.communicate()
+        return err
+
+
+def _epoch_seconds(iso: str) -> float:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+
+
+def test_watch_prints_topic_creations_and_a_broker_fence(cluster, kafka_version):
+    from kafka.admin import NewTopic
+    watch = Watch(cluster.controller_quorum, "/topics", "/brokers")
+    admin = admin_client(cluster.bootstrap_servers)
+    try:
+        time.sleep(3)       # caught up: what comes now is what it watches
+        names = [f"watched-{i}" for i in range(LATENCY_EVENTS)]
+        for name in names:
+            admin.create_topics([NewTopic(name, 1, 1)])
+        created = watch.wait_for(lambda c: c["type"] == "TopicRecord" and c["path"] == f"/topics/{names[-1]}")
+        assert created, f"no TopicRecord line for {names[-1]}: {watch.lines[-3:]}"
+        lines = {c["path"]: (t, c) for t, c in watch.lines if c["type"] == "TopicRecord"}
+        assert set(lines) >= {f"/topics/{n}" for n in names}
+        latencies = sorted(t - _epoch_seconds(c["time"]) for t, c in (lines[f"/topics/{n}"] for n in names))
+        p50 = statistics.median(latencies)
+        p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
+        print(f"\nKafka {kafka_version}: append-to-line latency of {len(latencies)} topic creations: "
+              f"p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, max {latencies[-1] * 1000:.0f} ms")
+        assert p99 <= LATENCY_P99_TARGET_S, latencies
+        broker = cluster.broker_ids[0]
+        cluster.stop(broker)          # controlled shutdown: fenced
+        fenced = watch.wait_for(lambda c: c["path"] == f"/brokers/{broker}"
+                                and " fenced" in f" {c['summary']}" and "unfenced" not in c["summary"])
+        assert fenced, [c for _, c in watch.lines if c["path"].startswith("/brokers")]
+    finally:
+        admin.close()
+        err = watch.close()
+        cluster.start(cluster.broker_ids[0])
+    assert "Traceback" not in err
+
+
+# ------------------------------------------------------------------ failover
+
+def _create(admin, name: str, deadline: float) -> None:
+    """Create a topic, retrying while the quorum elects a new leader."""
+    from kafka.admin import NewTopic
+    from kafka.errors import TopicAlreadyExistsError
+    while True:
+        try:
+            admin.create_topics([NewTopic(name, 1, 1)])
+            return
+        except TopicAlreadyExistsError:
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def _observed_batches(events) -> list[tuple[int, int, bytes]]:
+    """(base offset, last offset, bytes) of every batch applied since the last snapshot."""
+    out: list[tuple[int, int, bytes]] = []
+    for e in events:
+        if isinstance(e, SnapshotEvent):
+            out = []
+        elif isinstance(e, CommittedEvent):
+            for h in BatchScanner(e.data, "event"):
+                end = h.position + 12 + h.length
+                out.append((h.base_offset, h.base_offset + h.last_offset_delta,
+                            bytes(e.data[h.position:end])))
+    return out
+
+
+def _disk_batches(metadata_dir: Path) -> dict[int, bytes]:
+    out = {}
+    for segment in sorted((metadata_dir / "__cluster_metadata-0").glob("*.log")):
+        data = segment.read_bytes()
+        scanner = BatchScanner(data, str(segment))
+        for h in scanner:
+            out[h.base_offset] = data[h.position:h.position + 12 + h.length]
+    return out
+
+
+def _follow(cluster) -> Follow:
+    f = Follow(LiveConfig(parse_controllers(cluster.controller_quorum), timeout=30))
+    assert f.wait(lambda f: f.following(), 60), (f.error, f.statuses[-1:])
+    return f
+
+
+def test_sigkill_of_the_active_controller_mid_workload_loses_and_repeats_nothing(cluster):
+    f = _follow(cluster)
+    admin = admin_client(cluster.bootstrap_servers, timeout_ms=5000)
+    killed = None
+    try:
+        deadline = time.monotonic() + 120
+        for i in range(30):
+            if i == 10:
+                killed = f.statuses[-1].leader_id
+                cluster.kill(killed)
+            _create(admin, f"failover-{i}", deadline)
+        assert f.wait(lambda f: any(s.leader_id not in (-1, killed) and s.state == "following"
+                                    for s in f.statuses), 60), f.statuses[-3:]
+        survivor = next(s.leader_id for s in reversed(f.statuses) if s.leader_id not in (-1, killed))
+        # everything the workload made is committed and applied
+        target = f.committed_offset
+        time.sleep(1.5)
+        assert f.wait(lambda f: f.committed_offset > target, 30)
+        batches = _observed_batches(f.events)
+        disk = _disk_batches(cluster.metadata_dirs[survivor])
+    finally:
+        admin.close()
+        f.close()
+        if killed is not None:
+            cluster.start(killed)
+    assert f.error is None, f.error
+    assert survivor != killed
+    expected = batches[0][0]
+    for base, last, data in batches:
+        assert base == expected, f"gap or repeat at offset {base} (expected {expected})"
+        assert disk.get(base) == data, f"the batch at offset {base} differs from the log on disk"
+        expected = last + 1
+    assert expected == f.committed_offset
+    topics = lookup(build_root(rebuild(f.events).image), ["topics"]).children()
+    assert {f"failover-{i}" for i in range(30)} <= set(topics)
+
+
+# ------------------------------------------------------------------ the whole quorum away
+
+def test_every_controller_stopped_is_quorum_lost_and_it_resumes_by_itself(cluster):
+    f = _follow(cluster)
+    try:
+        before = f.committed_offset
+        for node_id in cluster.controller_ids:
+            cluster.kill(node_id)
+        assert f.wait(lambda f: f.statuses[-1].state == "lost", 30), f.statuses[-3:]
+        stopped_at = len(f.statuses)
+        for node_id in cluster.controller_ids:
+            cluster.start(node_id, wait=False)
+        cluster.wait_ready()
+        assert f.wait(lambda f: f.statuses[-1].state == "following"
+                      and f.committed_offset > before, 90), f.statuses[-3:]
+        after = f.statuses[stopped_at:]
+    finally:
+        f.close()
+    assert f.error is None, f.error
+    # an answer naming no leader is an election, never "quorum lost"
+    for s in after:
+        if s.leader_id < 0 and s.detail and "election" in s.detail:
+            assert s.state == "election", s
+    assert [s for s in after if isinstance(s, StatusEvent)]
