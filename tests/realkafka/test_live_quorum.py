@@ -241,6 +241,18 @@ def _disk_batches(metadata_dir: Path) -> dict[int, bytes]:
     return out
 
 
+def _when(f: Follow, predicate) -> tuple[threading.Thread, list[float]]:
+    """A thread waiting for ``predicate(f)``, and the list it puts the time in."""
+    at: list[float] = []
+
+    def wait():
+        if f.wait(predicate, 60):
+            at.append(time.monotonic())
+    thread = threading.Thread(target=wait, daemon=True)
+    thread.start()
+    return thread, at
+
+
 def _follow(cluster) -> Follow:
     f = Follow(LiveConfig(parse_controllers(cluster.controller_quorum), timeout=30))
     assert f.wait(lambda f: f.following(), 60), (f.error, f.statuses[-1:])
@@ -257,9 +269,15 @@ def test_sigkill_of_the_active_controller_mid_workload_loses_and_repeats_nothing
             if i == FAILOVER_TOPICS // 3:
                 killed = f.statuses[-1].leader_id
                 cluster.kill(killed)
+                killed_at = time.monotonic()
+                waiter, followed = _when(f, lambda f, k=killed: any(
+                    s.leader_id not in (-1, k) and s.state == "following" for s in f.statuses))
             _create(admin, f"failover-{i}", deadline)
         assert f.wait(lambda f: any(s.leader_id not in (-1, killed) and s.state == "following"
                                     for s in f.statuses), 60), f.statuses[-3:]
+        waiter.join(5)
+        print(f"\nKafka {cluster.version}: leader {killed} SIGKILLed; the observer followed the "
+              f"new leader {followed[0] - killed_at:.1f} s later")
         survivor = next(s.leader_id for s in reversed(f.statuses) if s.leader_id not in (-1, killed))
         # everything the workload made is committed and applied
         target = f.committed_offset
@@ -301,6 +319,9 @@ def test_every_controller_stopped_is_quorum_lost_and_it_resumes_by_itself(cluste
         after = f.statuses[stopped_at:]
     finally:
         f.close()
+    states = [s.state for s in after]
+    print(f"\nKafka {cluster.version}: states after the quorum came back: "
+          f"{[x for i, x in enumerate(states) if i == 0 or states[i - 1] != x]}")
     assert f.error is None, f.error
     # an answer naming no leader is an election, never "quorum lost"
     for s in after:
