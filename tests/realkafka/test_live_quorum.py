@@ -11,13 +11,16 @@ below in file order (each leaves the cluster whole for the next).
   follows the new leader, and the committed batches it applied are, in
   order, byte for byte the batches of the new leader's log on disk;
 - every controller stopped: "quorum lost"; they come back: it follows again
-  by itself, an election on the way shown as an election.
+  by itself, an election on the way shown as an election;
+- on one 3.x and one 4.x release (``live_support.SECURED``), the controllers
+  also listen with SASL_SSL (SCRAM-SHA-512, PLAIN) and mTLS: each works, a
+  principal without ClusterAction, a broker listener and protocol
+  mismatches get their one-line errors.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -37,40 +40,54 @@ from metashell.loader.live import (CommittedEvent, LiveConfig, SnapshotEvent, St
 
 from .admin import admin_client
 from .cluster import KafkaCluster
+from .live_support import (REPO, SECURED, USERS, Certificates, Secured, grant, live,
+                           metashell_env, secure, secured_config)
 
-REPO = Path(__file__).resolve().parents[2]
+SECURED_CLUSTERS: "dict[str, Secured]" = {}     # the running secured cluster of a release
 # small snapshots, so the observer downloads one where the release serves it
 CONFIG = {"metadata.log.max.record.bytes.between.snapshots": "20000"}
 LATENCY_EVENTS = 50
 LATENCY_P99_TARGET_S = 1.0
 FAILOVER_TOPICS = 21
+ACL_WAIT_S = 30          # ACLs made through the broker reach the controllers
 
 
 @pytest.fixture(scope="module")
 def cluster(kafka_version, tmp_path_factory):
     workdir = tmp_path_factory.mktemp(f"live-{kafka_version}")
-    with KafkaCluster(kafka_version, controllers=3, brokers=1, workdir=workdir,
-                      extra_config=CONFIG) as c:
-        yield c
+    config = dict(CONFIG)
+    certs = None
+    if kafka_version in SECURED:
+        certs = Certificates(workdir / "certs")
+        config.update(secured_config(certs))
+    c = KafkaCluster(kafka_version, controllers=3, brokers=1, workdir=workdir / "cluster",
+                     extra_config=config)
+    secured = secure(c, certs) if certs is not None else None
+    with c:
+        if secured is not None:
+            grant(c)
+            SECURED_CLUSTERS[kafka_version] = secured
+        try:
+            yield c
+        finally:
+            SECURED_CLUSTERS.pop(kafka_version, None)
 
 
-def live(controllers: str, *words, timeout: float = 30) -> tuple[int, str, str]:
-    """``kafka-metadata-shell -C controllers WORDS`` in a process of its own."""
-    p = subprocess.run([sys.executable, "-m", "metashell.cli", "-C", controllers,
-                        "--timeout", "20", *words], cwd=REPO, env=_env(), capture_output=True,
-                       text=True, timeout=timeout)
-    return p.returncode, p.stdout, p.stderr
+@pytest.fixture
+def secured(cluster) -> Secured:
+    if cluster.version not in SECURED_CLUSTERS:
+        pytest.skip(f"secured controller listeners are tested on {' and '.join(SECURED)} only")
+    return SECURED_CLUSTERS[cluster.version]
 
 
-def _env() -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
-    return env
+def run(controllers: str, *words) -> tuple[int, str, str]:
+    status, out, err, _ = live(controllers, *words)
+    return status, out, err
 
 
 def files(path: Path, *words, until_offset: int) -> dict:
     p = subprocess.run([sys.executable, "-m", "metashell.cli", "-s", str(path), "--until-offset",
-                        str(until_offset), "-o", "json", *words], cwd=REPO, env=_env(),
+                        str(until_offset), "-o", "json", *words], cwd=REPO, env=metashell_env(),
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout)
@@ -86,7 +103,7 @@ def flat(value, path="") -> dict:
 
 
 def leader_of(cluster) -> int:
-    status, out, err = live(cluster.controller_quorum, "-o", "json", "cat",
+    status, out, err = run(cluster.controller_quorum, "-o", "json", "cat",
                             "/metadataQuorum/live/leaderId")
     assert status == 0, err
     return json.loads(out)
@@ -97,7 +114,7 @@ def leader_of(cluster) -> int:
 @pytest.mark.parametrize("form", ["voters", "bootstrap"])
 def test_one_shot_tree_equals_the_leaders_log_dir(cluster, form):
     controllers = cluster.controller_quorum if form == "voters" else cluster.controller_bootstrap
-    status, out, err = live(controllers, "-o", "json", "tree", "/")
+    status, out, err = run(controllers, "-o", "json", "tree", "/")
     assert status == 0 and err == "", err
     tree = flat(json.loads(out))
     assert tree["/metadataQuorum/live/state"] == "following"
@@ -116,6 +133,86 @@ def test_one_shot_tree_equals_the_leaders_log_dir(cluster, form):
     assert kept(tree) == kept(on_disk)
 
 
+# ------------------------------------------------------------------ secured listeners (3.9, 4.4)
+
+def client_properties(path: Path, **props) -> Path:
+    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    return path
+
+
+def until_granted(controllers: str, config: Path, *words) -> tuple[int, str, str]:
+    """Run until the ACLs made through the broker reached the controllers."""
+    deadline = time.monotonic() + ACL_WAIT_S
+    while True:
+        status, out, err, _ = live(controllers, *words, config=config)
+        if status == 0 or "CLUSTER_AUTHORIZATION_FAILED" not in err or time.monotonic() > deadline:
+            return status, out, err
+        time.sleep(1)
+
+
+def _sasl(tmp_path, secured, mechanism: str, module: str, user: str, password: str) -> Path:
+    return client_properties(
+        tmp_path / f"{mechanism}.properties", **{
+            "security.protocol": "SASL_SSL", "sasl.mechanism": mechanism,
+            "sasl.jaas.config": f'{module} required username="{user}" password="{password}";',
+            "ssl.truststore.type": "PEM", "ssl.truststore.location": secured.certs.ca})
+
+
+@pytest.mark.parametrize("mechanism", ["SCRAM-SHA-512", "PLAIN"])
+def test_sasl_ssl(secured, tmp_path, mechanism):
+    if mechanism == "PLAIN":
+        config = _sasl(tmp_path, secured, mechanism,
+                       "org.apache.kafka.common.security.plain.PlainLoginModule",
+                       "plainuser", "plain-secret")
+    else:
+        config = _sasl(tmp_path, secured, mechanism,
+                       "org.apache.kafka.common.security.scram.ScramLoginModule",
+                       "scramuser", USERS["scramuser"])
+    status, out, err = until_granted(secured.sasl, config, "-o", "json", "cat",
+                                     "/metadataQuorum/live/state", "/metadataQuorum/live/leaderId")
+    assert status == 0 and err == "", err
+    state, leader = out.split()
+    assert state == '"following"' and int(leader) in secured.cluster.controller_ids
+    assert "secret" not in out + err
+
+
+def test_mtls(secured, tmp_path):
+    config = client_properties(tmp_path / "mtls.properties", **{
+        "security.protocol": "SSL", "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": secured.certs.ca, "ssl.keystore.type": "PEM",
+        "ssl.keystore.location": secured.certs.client})
+    status, out, err = until_granted(secured.mtls, config, "-o", "json", "summary")
+    assert status == 0 and err == "", err
+    assert json.loads(out)["quorum"]["state"] == "following"
+
+
+def test_a_principal_without_cluster_action_gets_the_one_line_error(secured, tmp_path):
+    config = _sasl(tmp_path, secured, "SCRAM-SHA-512",
+                   "org.apache.kafka.common.security.scram.ScramLoginModule", "nobody",
+                   USERS["nobody"])
+    status, out, err, elapsed = live(secured.sasl, "summary", config=config)
+    assert status == 1 and out == "" and err.count("\n") == 1, err
+    assert "Fetch refused with CLUSTER_AUTHORIZATION_FAILED: the principal needs ClusterAction on " \
+           "the Cluster resource" in err
+    assert "secret" not in err and elapsed < 10
+
+
+def test_a_broker_listener_is_named_as_such(secured):
+    status, out, err, elapsed = live(secured.cluster.bootstrap_servers, "summary")
+    assert status == 1 and err.count("\n") == 1, err
+    assert "this is a broker listener" in err and elapsed < 10
+
+
+def test_tls_against_plaintext_and_the_reverse_say_protocol_mismatch(secured, tmp_path):
+    tls = client_properties(tmp_path / "tls.properties", **{
+        "security.protocol": "SSL", "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": secured.certs.ca})
+    status, _, err, elapsed = live(secured.cluster.controller_quorum, "summary", config=tls)
+    assert status == 1 and "protocol mismatch?" in err and elapsed < 5, err
+    status, _, err, elapsed = live(secured.mtls, "summary")
+    assert status == 1 and "protocol mismatch?" in err and elapsed < 5, err
+
+
 # ------------------------------------------------------------------ watch
 
 class Watch:
@@ -125,7 +222,7 @@ class Watch:
     def __init__(self, controllers: str, *paths: str):
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "metashell.cli", "-C", controllers, "--timeout", "20",
-             "-o", "json", "watch", *paths], cwd=REPO, env=_env(), stdout=subprocess.PIPE,
+             "-o", "json", "watch", *paths], cwd=REPO, env=metashell_env(), stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True, bufsize=1)
         self.lines: list[tuple[float, dict]] = []
         self.cond = threading.Condition()
