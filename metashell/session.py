@@ -155,23 +155,60 @@ def _open(path, until_offset, until_time, show_secrets, progress) -> Session:
             break
         loader.segment(engine, seg.path, warnings)
     engine.finish()
-    _quorum_fallback(engine.image.quorum, plan.quorum_state)
+    _find_leader(engine.image.quorum, plan, time_travel=until_offset is not None or until_time is not None)
     if plan.kind == "snapshot" and plan.snapshot is None and not plan.segments:
         raise InputError(path, "nothing to load")
     source = str(Path(path))
     return Session(source, plan, engine, warnings + [str(p) for p in engine.problems], show_secrets)
 
 
-def _quorum_fallback(q, state: dict | None) -> None:
-    """Without LeaderChange records, the node's own quorum-state file says
-    whom it last knew as leader."""
-    if not state or q.leader_id >= 0:
+def _find_leader(q, plan, time_travel: bool) -> None:
+    """The leader when the records replayed name none (the epoch began before
+    the snapshot loaded): the LeaderChangeMessage that opened the epoch, in an
+    older segment of the directory; else the node's own quorum-state file,
+    which tells whom it last knew as leader: now, so when travelling in time
+    only if that is still the epoch the replay reached."""
+    if q.leader_id >= 0:
+        return
+    change = _leader_change_of_epoch(plan, q.leader_epoch)
+    if change is not None:
+        q.leader_id = change["leaderId"]
+        if not q.voters:
+            q.voters = {v["voterId"]: {} for v in change.get("voters", ())}
+            q.voters_from = "LeaderChangeMessage"
+        return
+    state = plan.quorum_state
+    if not state or (time_travel and state.get("leaderEpoch") != q.leader_epoch):
         return
     q.leader_id = state.get("leaderId", -1)
     q.leader_epoch = max(q.leader_epoch, state.get("leaderEpoch", -1))
     if not q.voters and state.get("currentVoters"):
         q.voters = {v["voterId"]: {} for v in state["currentVoters"]}
         q.voters_from = "quorum-state"
+
+
+def _leader_change_of_epoch(plan, epoch: int) -> "dict | None":
+    """``epoch``'s LeaderChangeMessage (its first batch, at the start offset
+    ``leader-epoch-checkpoint`` gives), if a segment of the directory still
+    holds it."""
+    if epoch < 0 or plan.snapshot is None or not plan.all_segments:
+        return None
+    start = inputs.read_epoch_starts(plan.all_segments[0].path.parent).get(epoch)
+    holders = [s for s in plan.all_segments if start is not None and s.base_offset <= start]
+    if not holders:
+        return None
+    try:
+        for batch in FileReader(holders[-1].path, lazy=True):
+            if batch.header.base_offset < start:
+                continue
+            first = batch.records[0] if batch.is_control and batch.records else None
+            if first is not None and first.name == "LeaderChangeMessage" \
+                    and batch.header.epoch == epoch and first.data is not None:
+                return first.data
+            return None
+    except MetashellError:
+        return None
+    return None
 
 
 def _check_until(plan, snap, until_offset) -> None:

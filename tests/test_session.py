@@ -301,3 +301,50 @@ def test_close_frees_the_cluster_without_a_collection():
     finally:
         if was:
             gc.enable()
+
+
+# =========================================================================== the leader of a directory
+
+class TestLeaderOfADirectory:
+    """When the epoch began before the snapshot loaded, its LeaderChangeMessage
+    is in an older segment (leader-epoch-checkpoint says where); the node's
+    quorum-state is a fallback, and only for the epoch the replay reached."""
+
+    def logdir(self, tmp_path, checkpoint=True):
+        from metashell.loader.writer import LogWriter, segment_name, snapshot_bytes, snapshot_name, write_file
+
+        part = tmp_path / "__cluster_metadata-0"
+        part.mkdir(parents=True)
+        w = LogWriter(0, epoch=4)
+        w.leader_change(2, [1, 2, 3])                                  # 0: epoch 4, leader 2
+        w.records([topic("foo", T1)])                                  # 1
+        w.write(part / segment_name(0))                                # (older segment)
+        w = LogWriter(2, epoch=4)
+        w.records([topic("bar", T2)])                                  # 2
+        w.leader_change(3, [1, 2, 3], epoch=5)                         # 3: epoch 5, leader 3
+        w.records([topic("baz", T3)])                                  # 4
+        w.write(part / segment_name(2))
+        write_file(part / snapshot_name(2, 4), snapshot_bytes([topic("foo", T1)], epoch=4))
+        if checkpoint:
+            (part / "leader-epoch-checkpoint").write_text("0\n2\n4 0\n5 3\n")
+        (part / "quorum-state").write_text(json.dumps(
+            {"data_version": 0, "leaderId": 1, "leaderEpoch": 6, "votedId": -1, "appliedOffset": 0,
+             "currentVoters": [{"voterId": 1}, {"voterId": 2}, {"voterId": 3}]}))
+        return tmp_path
+
+    def test_the_epochs_leader_change_names_the_leader(self, tmp_path):
+        s = open_session(self.logdir(tmp_path), until_offset=2)
+        assert cat(s.root, "/local/loaded")["segments"] == ["00000000000000000002.log"]
+        assert ls(s.root, "/topics") == ["bar", "foo"]
+        assert (cat(s.root, "/metadataQuorum/leaderId"), cat(s.root, "/metadataQuorum/leaderEpoch"),
+                sorted(cat(s.root, "/metadataQuorum/voters"))) == (2, 4, ["1", "2", "3"])
+
+    def test_without_the_checkpoint_time_travel_does_not_take_todays_leader(self, tmp_path):
+        s = open_session(self.logdir(tmp_path, checkpoint=False), until_offset=2)
+        assert (cat(s.root, "/metadataQuorum/leaderId"),
+                cat(s.root, "/metadataQuorum/leaderEpoch")) == (-1, 4)
+
+    def test_the_whole_directory_reads_its_leader_from_the_log(self, tmp_path):
+        s = open_session(self.logdir(tmp_path))
+        assert (cat(s.root, "/metadataQuorum/leaderId"),
+                cat(s.root, "/metadataQuorum/leaderEpoch")) == (3, 5)

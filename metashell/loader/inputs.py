@@ -713,3 +713,28 @@ def read_quorum_state(path) -> dict:
         raise InputError(path, "malformed quorum-state: currentVoters is not a list of "
                                "{\"voterId\": n}")
     return state
+
+
+# ---------------------------------------------------------------------------
+# leader-epoch-checkpoint
+
+LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+
+
+def read_epoch_starts(partdir) -> "dict[int, int]":
+    """``{epoch: start offset}`` from a partition dir's ``leader-epoch-checkpoint``
+    (version line ``0``, a count, then ``EPOCH OFFSET`` lines), or ``{}`` when
+    it is absent or not in that form: it only helps find where an epoch began."""
+    path = Path(partdir) / LEADER_EPOCH_CHECKPOINT
+    try:
+        lines = _read_small(path).decode("ascii").split("\n")
+    except (OSError, InputError, UnicodeDecodeError):
+        return {}
+    if len(lines) < 2 or lines[0].strip() != "0":
+        return {}
+    starts = {}
+    for line in lines[2:]:
+        words = line.split()
+        if len(words) == 2 and all(w.lstrip("-").isdigit() for w in words):
+            starts[int(words[0])] = int(words[1])
+    return starts

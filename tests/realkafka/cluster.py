@@ -87,6 +87,7 @@ class KafkaNode:
         self.dir = root / f"node-{node_id}"
         self.controller_port: "int | None" = None
         self.broker_port: "int | None" = None
+        self.extra_ports: "dict[str, int]" = {}    # broker listener name -> port
         self.process: "subprocess.Popen | None" = None
         self.directory_id = kafka_uuid()
 
@@ -118,14 +119,18 @@ class KafkaCluster:
     ``dynamic_quorum`` (3.9+) formats the controllers with
     ``--initial-controllers`` and points nodes at
     ``controller.quorum.bootstrap.servers`` instead of static voters.
-    ``release_version`` formats with that ``metadata.version``."""
+    ``release_version`` formats with that ``metadata.version``.
+    ``broker_listeners`` {name: security protocol} gives every broker one more
+    listener each (e.g. ``{"SASL": "SASL_PLAINTEXT"}``; their settings go in
+    ``extra_config`` as ``listener.name.sasl....``), see ``listener_bootstrap``."""
 
     def __init__(self, version: str, controllers: int = 3, brokers: int = 1,
                  combined: bool = False, extra_config: "dict | None" = None,
                  workdir: "str | Path | None" = None,
                  node_config: "dict[int, dict] | None" = None,
                  dynamic_quorum: bool = False,
-                 release_version: "str | None" = None):
+                 release_version: "str | None" = None,
+                 broker_listeners: "dict[str, str] | None" = None):
         jars.require_java_and_maven()
         self.version = version
         self.combined = combined
@@ -133,6 +138,7 @@ class KafkaCluster:
         self.node_config = {k: dict(v) for k, v in (node_config or {}).items()}
         self.dynamic_quorum = dynamic_quorum
         self.release_version = release_version
+        self.broker_listeners = dict(broker_listeners or {})
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"kafka-{version}-"))
         self.cluster_id = kafka_uuid()
         self.nodes: dict[int, KafkaNode] = {}
@@ -157,6 +163,7 @@ class KafkaCluster:
                 node.controller_port = free_port(taken)
             if node.is_broker:
                 node.broker_port = free_port(taken)
+                node.extra_ports = {name: free_port(taken) for name in self.broker_listeners}
 
     @property
     def controller_ids(self) -> "list[int]":
@@ -182,6 +189,11 @@ class KafkaCluster:
     def bootstrap_servers(self) -> str:
         """The brokers' listeners, ``127.0.0.1:P,...``."""
         return ",".join(f"127.0.0.1:{n.broker_port}"
+                        for n in self.nodes.values() if n.is_broker)
+
+    def listener_bootstrap(self, name: str) -> str:
+        """The brokers' extra listener ``name`` (see ``broker_listeners``)."""
+        return ",".join(f"127.0.0.1:{n.extra_ports[name]}"
                         for n in self.nodes.values() if n.is_broker)
 
     @property
@@ -213,6 +225,9 @@ class KafkaCluster:
         listeners, protocols = [], ["CONTROLLER:PLAINTEXT", "PLAINTEXT:PLAINTEXT"]
         if node.is_broker:
             listeners.append(f"PLAINTEXT://127.0.0.1:{node.broker_port}")
+            for name, protocol in self.broker_listeners.items():
+                listeners.append(f"{name}://127.0.0.1:{node.extra_ports[name]}")
+        protocols += [f"{name}:{p}" for name, p in self.broker_listeners.items()]
         if node.is_controller:
             listeners.append(f"CONTROLLER://127.0.0.1:{node.controller_port}")
         replication = str(min(3, max(1, len(self.broker_ids))))
@@ -224,7 +239,6 @@ class KafkaCluster:
             "listener.security.protocol.map": ",".join(protocols),
             "log.dirs": str(node.dir / "data"),
             "metadata.log.dir": str(node.metadata_dir),
-            "num.partitions": "1",
             "offsets.topic.replication.factor": replication,
             "transaction.state.log.replication.factor": replication,
             "transaction.state.log.min.isr": "1",
@@ -235,7 +249,8 @@ class KafkaCluster:
             "log.cleaner.enable": "false",
         }
         if node.is_broker:
-            props["advertised.listeners"] = f"PLAINTEXT://127.0.0.1:{node.broker_port}"
+            props["advertised.listeners"] = ",".join(
+                x for x in listeners if not x.startswith("CONTROLLER://"))
             props["inter.broker.listener.name"] = "PLAINTEXT"
         if self.dynamic_quorum:
             props["controller.quorum.bootstrap.servers"] = self.controller_bootstrap

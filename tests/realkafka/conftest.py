@@ -14,7 +14,8 @@ from collections import defaultdict
 import pytest
 
 from .cluster import ACTIVE
-from .jars import selected_versions
+from .jars import require_java_and_maven, selected_versions
+from .workload import KafkaRun, run_release
 
 # Wall time spent per release (setup, call and teardown of its tests).
 RELEASE_SECONDS: "dict[str, float]" = defaultdict(float)
@@ -24,6 +25,29 @@ def pytest_generate_tests(metafunc):
     if "kafka_version" in metafunc.fixturenames:
         versions = selected_versions()
         metafunc.parametrize("kafka_version", versions, ids=versions, scope="module")
+
+
+# One workload run per release for the whole session, shared by every module
+# that asks for it (a failed run is remembered, not repeated).
+_RUNS: "dict[str, KafkaRun | BaseException]" = {}
+
+
+@pytest.fixture(scope="module")
+def kafka_run(kafka_version, tmp_path_factory) -> KafkaRun:
+    """A stopped workload cluster of ``kafka_version`` (see workload.py):
+    its metadata dirs, snapshots and segments per node, and what the admin API
+    reported once the workload had settled."""
+    require_java_and_maven()
+    run = _RUNS.get(kafka_version)
+    if run is None:
+        try:
+            run = run_release(kafka_version, tmp_path_factory.mktemp(f"kafka-{kafka_version}-"))
+        except Exception as e:  # noqa: BLE001 - remembered for the other modules
+            run = e
+        _RUNS[kafka_version] = run
+    if isinstance(run, BaseException):
+        pytest.fail(f"Kafka {kafka_version}: the workload run failed: {run}")
+    return run
 
 
 def pytest_collection_modifyitems(config, items):
