@@ -41,7 +41,7 @@ from .loader.live import CommittedEvent, NoticeEvent, SnapshotEvent
 from .loader.reader import FileReader
 from .replay.describe import describe
 from .replay.engine import ReplayEngine
-from .session import ImageSession, _Loader, _quorum_fallback
+from .session import ImageSession, _Loader
 from .timefmt import iso_time
 
 BACKLOG = 10_000     # changes kept between catch-up and the first `watch`
@@ -233,10 +233,10 @@ class LiveSession(ImageSession):
         """While the log names no leader (no LeaderChange record since the
         snapshot), show the one the quorum named, as a file load shows the
         node's quorum-state."""
-        s = self.status
-        if s is not None and s.leader_id >= 0:
-            _quorum_fallback(self.engine.image.quorum,
-                             {"leaderId": s.leader_id, "leaderEpoch": s.leader_epoch})
+        s, q = self.status, self.engine.image.quorum
+        if s is not None and s.leader_id >= 0 and q.leader_id < 0:
+            q.leader_id = s.leader_id
+            q.leader_epoch = max(q.leader_epoch, s.leader_epoch)
 
     def _report(self, committed: int) -> None:
         """Catching-up progress: offsets applied of the high watermark."""

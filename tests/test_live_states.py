@@ -285,3 +285,26 @@ def test_diff_from_an_offset_before_the_quorums_snapshot_names_from_offset(quoru
 def test_no_thread_left_behind():
     # the sessions opened for diff are closed with their observers
     assert not [t for t in threading.enumerate() if t.name == "metashell-follower" and t.is_alive()]
+
+
+# ------------------------------------------------------------------ commit latency before Fetch v18
+
+@pytest.mark.parametrize("profile", ["3.7", "4.1"])
+def test_records_committed_after_they_were_fetched_show_within_a_fraction_of_the_long_poll(
+        quorums, profile):
+    # before v18 a leader does not answer a parked Fetch when only the HWM moves
+    q = a_cluster_log(quorums(1, profile=profile)).start()
+    f = quorums.follow(live_config(q))
+    assert f.wait(caught_up), f.error
+    delays = []
+    for n in range(5):
+        time.sleep(0.2)
+        last = q.append([topic(f"slow{n}", tid(300 + n))])[1]     # fetched, not committed yet
+        time.sleep(0.1)
+        committed_at = time.monotonic()
+        q.commit()
+        assert f.wait(lambda f: f.committed_offset > last, 5)
+        delays.append(time.monotonic() - committed_at)
+    assert max(delays) < 0.25, delays          # not the 500 ms long poll
+    fetches = sum(len(n.fetches) for n in q.nodes.values())
+    assert fetches < 100, fetches

@@ -27,10 +27,11 @@ from . import protocol as p
 from .addresses import Controller
 from .events import LiveConfig, NoticeEvent, StatusEvent
 from .state import FetchAnswer, Follower, Step, check_top_level, error_name
-from .transport import Connection, ProtocolMismatch, Unreachable
+from .transport import Connection, Unreachable
 
 SNAPSHOT_CHUNK = 8 << 20
 DEFAULT_REQUEST_TIMEOUT = 5.0
+PENDING_WAIT_MS = 25            # the first wait while uncommitted records are held (Fetch < v18)
 _ZERO_UUID = bytes(16)
 
 
@@ -67,7 +68,7 @@ class Observer:
         self._rotation = 0
         self._use_leader = False
         self._tried: dict[str, str] = {}
-        self._mismatched: set[str] = set()     # addresses that dropped us as another protocol would
+        self._pending_wait = PENDING_WAIT_MS
         self._backoff = Backoff()
         self._request_timeout = config.request_timeout or DEFAULT_REQUEST_TIMEOUT
         self._last_ok = time.monotonic()
@@ -95,7 +96,6 @@ class Observer:
                     self._last_ok = time.monotonic()
                     self._backoff.reset()
                     self._tried.clear()
-                    self._mismatched.clear()
                 elif action != "fetch":
                     self._tried[str(node)] = follower.detail or "no answer"
                 yield from self._status()
@@ -121,13 +121,8 @@ class Observer:
                 step = self._download(conn, *step.snapshot)
         except Unreachable as e:
             self._drop()
-            if self._closed.is_set():
-                return "rotate", []
-            if isinstance(e, ProtocolMismatch):
-                if node.hostport in self._mismatched:
-                    raise LiveError(f"{node}: {e}") from None
-                self._mismatched.add(node.hostport)
-            follower.on_no_connection(str(node), str(e))
+            if not self._closed.is_set():
+                follower.on_no_connection(str(node), str(e))
             return "rotate", []
         return step.action, step.events   # a snapshot's buffer is the consumer's once yielded
 
@@ -225,10 +220,27 @@ class Observer:
     # -- requests ----------------------------------------------------------
 
     def _fetch(self, conn: Connection) -> FetchAnswer:
-        request = p.fetch_request(conn.versions[p.FETCH], **self._follower.fetch_fields(),
-                                  max_wait_ms=self.config.max_wait_ms, cluster_id=self.config.cluster_id)
-        response = conn.request(p.FETCH, request, self._deadline(self.config.max_wait_ms / 1000))
+        version = conn.versions[p.FETCH]
+        wait = self._wait_ms(version)
+        request = p.fetch_request(version, **self._follower.fetch_fields(), max_wait_ms=wait,
+                                  cluster_id=self.config.cluster_id)
+        response = conn.request(p.FETCH, request, self._deadline(wait / 1000))
         return FetchAnswer.of(response)
+
+    def _wait_ms(self, version: int) -> int:
+        """The long poll's wait. Before Fetch v18 (Kafka 4.1, KIP-1166) a
+        leader answers a parked Fetch only for new records or at the end of
+        the wait, not when the high watermark moves: records held but not yet
+        committed would wait up to the whole 500 ms to be shown. So while some
+        are held, ask again sooner (25 ms, doubling up to the full wait, so a
+        tail that stays uncommitted costs few requests)."""
+        full = self.config.max_wait_ms
+        if version >= 18 or not self._follower.pending:
+            self._pending_wait = PENDING_WAIT_MS
+            return full
+        wait = min(self._pending_wait, full)
+        self._pending_wait = min(self._pending_wait * 2, full)
+        return wait
 
     def _download(self, conn: Connection, end_offset: int, epoch: int) -> Step:
         """FetchSnapshot in chunks into one buffer of the announced size; a
