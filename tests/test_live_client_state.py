@@ -250,6 +250,28 @@ def test_an_election_is_shown_as_an_election_until_a_leader_or_silence():
     assert f.status().state == "following" and f.status().leader_id == 3
 
 
+def test_voters_of_the_lost_leaders_epoch_that_know_no_leader_are_an_election():
+    # every controller restarted: they come back at the old epoch, leader unknown
+    f = follower_at_leader()
+    f.on_fetch(leader_answer(None, hwm=0), C1)
+    for c in (C1, C2, C3):
+        f.on_no_connection(str(c), "refused")
+    assert f.status().state == "lost" and f.status().leader_id == 1
+    step = f.on_fetch(FetchAnswer(error=p.NOT_LEADER_OR_FOLLOWER, leader=(-1, 5)), C2)
+    assert step.action == "rotate"
+    assert (f.status().state, f.status().leader_id, f.status().leader_epoch) == ("election", -1, 5)
+    f.on_fetch(FetchAnswer(error=p.FENCED_LEADER_EPOCH, leader=(2, 6)), C3)
+    f.on_fetch(leader_answer(None, hwm=0, leader=(2, 6)), C2)
+    assert f.status().state == "following" and f.status().leader_id == 2
+
+
+def test_a_voter_that_knows_no_leader_while_the_leader_answers_changes_nothing():
+    f = follower_at_leader()
+    f.on_fetch(leader_answer(None, hwm=0), C1)
+    f.on_fetch(FetchAnswer(error=p.NOT_LEADER_OR_FOLLOWER, leader=(-1, 5)), C2)
+    assert f.status().leader_id == 1 and f.status().state != "election"
+
+
 def test_every_address_unreachable_is_a_lost_quorum_even_after_an_election():
     f = follower_at_leader()
     f.on_fetch(leader_answer(None, hwm=0), C1)

@@ -97,6 +97,24 @@ def test_an_election_is_shown_as_one_and_leader_id_answers_during_it(quorums):
         session.close()
 
 
+def test_a_whole_quorum_back_without_a_leader_yet_is_an_election_then_followed(quorums):
+    q = a_cluster_log(quorums(3)).start()
+    f = quorums.follow(live_config(q))
+    assert f.wait(caught_up), f.error
+    for node in q.nodes.values():
+        node.stop()
+    assert f.wait(lambda f: f.statuses[-1].state == "lost", 10), f.statuses[-1:]
+    q.forget_leader()
+    for node in q.nodes.values():
+        node.start()
+    assert f.wait(lambda f: f.statuses[-1].state == "election", 10), f.statuses[-2:]
+    assert f.statuses[-1].leader_id == -1
+    q.failover(2)
+    q.append([topic("after", tid(400))], commit=True)
+    assert f.wait(lambda f: f.committed_offset == q.log.end_offset, 10), f.statuses[-2:]
+    assert f.statuses[-1].state == "following" and f.statuses[-1].leader_id == 2
+
+
 def test_catching_up_again_when_the_image_falls_behind(quorums):
     q = a_cluster_log(quorums(1)).start()
     f = quorums.follow(live_config(q))

@@ -416,7 +416,7 @@ def test_every_controller_stopped_is_quorum_lost_and_it_resumes_by_itself(cluste
         after = f.statuses[stopped_at:]
     finally:
         f.close()
-    states = [s.state for s in after]
+    states = [f"{s.state}({s.leader_id}/{s.leader_epoch})" for s in after]
     print(f"\nKafka {cluster.version}: states after the quorum came back: "
           f"{[x for i, x in enumerate(states) if i == 0 or states[i - 1] != x]}")
     assert f.error is None, f.error

@@ -80,6 +80,7 @@ class Observer:
         follower = self._follower
         self._last_ok = self.config.started or time.monotonic()
         answers = 0
+        unreachable = False
         try:
             while not self._closed.is_set():
                 node = self._target()
@@ -98,6 +99,9 @@ class Observer:
                     self._tried.clear()
                 elif action != "fetch":
                     self._tried[str(node)] = follower.detail or "no answer"
+                    if follower.unanswered == 0 and unreachable:
+                        self._backoff.reset()   # answering again (an election): look often
+                unreachable = follower.unanswered > 0
                 yield from self._status()
                 self._move(action)
                 if action != "fetch":

@@ -160,6 +160,10 @@ class Follower:
                 return self._failed(f"{source}: stale (epoch {epoch} < {self.epoch})")
             if epoch > self.epoch or (leader_id != self.leader_id and leader_id >= 0):
                 self._adopt_leader(leader_id, epoch)
+            elif leader_id < 0 and self.lost:
+                # the leader we knew is gone and a voter of its epoch knows none:
+                # the quorum is between leaders (a restarted voter, an election coming)
+                self._adopt_leader(leader_id, epoch)
         error = answer.error
         if error == p.INVALID_REQUEST:
             check_top_level(error, source, "Fetch")
