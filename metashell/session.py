@@ -187,25 +187,32 @@ def _find_leader(q, plan, time_travel: bool) -> None:
         q.voters_from = "quorum-state"
 
 
+# How many batches into an epoch its LeaderChangeMessage may come (3.4 writes
+# bootstrap records before it; it is normally first).
+LEADER_CHANGE_WITHIN = 64
+
+
 def _leader_change_of_epoch(plan, epoch: int) -> "dict | None":
-    """``epoch``'s LeaderChangeMessage (its first batch, at the start offset
-    ``leader-epoch-checkpoint`` gives), if a segment of the directory still
-    holds it."""
+    """``epoch``'s LeaderChangeMessage, among the epoch's first batches (from
+    the start offset ``leader-epoch-checkpoint`` gives), if a segment of the
+    directory still holds it."""
     if epoch < 0 or plan.snapshot is None or not plan.all_segments:
         return None
     start = inputs.read_epoch_starts(plan.all_segments[0].path.parent).get(epoch)
     holders = [s for s in plan.all_segments if start is not None and s.base_offset <= start]
     if not holders:
         return None
+    looked = 0
     try:
         for batch in FileReader(holders[-1].path, lazy=True):
             if batch.header.base_offset < start:
                 continue
+            looked += 1
+            if batch.header.epoch != epoch or looked > LEADER_CHANGE_WITHIN:
+                return None
             first = batch.records[0] if batch.is_control and batch.records else None
-            if first is not None and first.name == "LeaderChangeMessage" \
-                    and batch.header.epoch == epoch and first.data is not None:
+            if first is not None and first.name == "LeaderChangeMessage" and first.data is not None:
                 return first.data
-            return None
     except MetashellError:
         return None
     return None

@@ -316,8 +316,8 @@ class TestLeaderOfADirectory:
         part = tmp_path / "__cluster_metadata-0"
         part.mkdir(parents=True)
         w = LogWriter(0, epoch=4)
-        w.leader_change(2, [1, 2, 3])                                  # 0: epoch 4, leader 2
-        w.records([topic("foo", T1)])                                  # 1
+        w.records([feature("metadata.version", 8)])                    # 0: 3.4 writes it first
+        w.leader_change(2, [1, 2, 3])                                  # 1: epoch 4, leader 2
         w.write(part / segment_name(0))                                # (older segment)
         w = LogWriter(2, epoch=4)
         w.records([topic("bar", T2)])                                  # 2

@@ -4,12 +4,16 @@ time at the end of the run.
 
 Every test under this directory is marked ``realkafka``; a test that takes
 the ``kafka_version`` fixture runs once per release chosen by
-``METASHELL_KAFKA_VERSIONS`` (default: every release in versions.txt).
+``METASHELL_KAFKA_VERSIONS`` (default: every release in versions.txt),
+unless it parametrizes ``kafka_version`` itself.
 """
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -22,7 +26,9 @@ RELEASE_SECONDS: "dict[str, float]" = defaultdict(float)
 
 
 def pytest_generate_tests(metafunc):
-    if "kafka_version" in metafunc.fixturenames:
+    chosen = any("kafka_version" in str(m.args[0])
+                 for m in metafunc.definition.iter_markers("parametrize"))
+    if "kafka_version" in metafunc.fixturenames and not chosen:
         versions = selected_versions()
         metafunc.parametrize("kafka_version", versions, ids=versions, scope="module")
 
@@ -32,8 +38,19 @@ def pytest_generate_tests(metafunc):
 _RUNS: "dict[str, KafkaRun | BaseException]" = {}
 
 
+@pytest.fixture(scope="session")
+def kafka_workdir():
+    """Where the session's clusters keep their files: a directory of its own
+    (pytest's numbered temporary directories are pruned by other pytest
+    processes of the same user, which must not happen under a running
+    cluster), removed at the end of the session."""
+    path = Path(tempfile.mkdtemp(prefix="metashell-realkafka-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.fixture(scope="module")
-def kafka_run(kafka_version, tmp_path_factory) -> KafkaRun:
+def kafka_run(kafka_version, kafka_workdir) -> KafkaRun:
     """A stopped workload cluster of ``kafka_version`` (see workload.py):
     its metadata dirs, snapshots and segments per node, and what the admin API
     reported once the workload had settled."""
@@ -41,7 +58,7 @@ def kafka_run(kafka_version, tmp_path_factory) -> KafkaRun:
     run = _RUNS.get(kafka_version)
     if run is None:
         try:
-            run = run_release(kafka_version, tmp_path_factory.mktemp(f"kafka-{kafka_version}-"))
+            run = run_release(kafka_version, kafka_workdir / kafka_version)
         except Exception as e:  # noqa: BLE001 - remembered for the other modules
             run = e
         _RUNS[kafka_version] = run

@@ -136,10 +136,10 @@ def run_workload(cluster: KafkaCluster) -> Workload:
         _configs(cluster, admin, work)
         _quotas(admin, work)
         _acls(admin, work)
+        _reassignment(admin, work)
+        _metadata_version_upgrade(admin, work)   # SCRAM needs 3.5-IV2, tokens 3.6-IV2
         _scram(admin, work)
         _delegation_token(cluster, work)
-        _reassignment(admin, work)
-        _metadata_version_upgrade(admin, work)
     finally:
         admin.close()
     _broker_restart(cluster, work)
