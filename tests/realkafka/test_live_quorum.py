@@ -53,8 +53,8 @@ ACL_WAIT_S = 30          # ACLs made through the broker reach the controllers
 
 
 @pytest.fixture(scope="module")
-def cluster(kafka_version, tmp_path_factory):
-    workdir = tmp_path_factory.mktemp(f"live-{kafka_version}")
+def cluster(kafka_version, kafka_workdir):
+    workdir = kafka_workdir / f"live-{kafka_version}"
     config = dict(CONFIG)
     certs = None
     if kafka_version in SECURED:
