@@ -69,6 +69,8 @@ class Observer:
         self._use_leader = False
         self._tried: dict[str, str] = {}
         self._pending_wait = PENDING_WAIT_MS
+        self._answers = 0                      # follower.answers when last accounted for
+        self._unreachable = False              # the last step reached no controller
         self._backoff = Backoff()
         self._request_timeout = config.request_timeout or DEFAULT_REQUEST_TIMEOUT
         self._last_ok = time.monotonic()
@@ -79,8 +81,6 @@ class Observer:
     def events(self) -> Iterator:
         follower = self._follower
         self._last_ok = self.config.started or time.monotonic()
-        answers = 0
-        unreachable = False
         try:
             while not self._closed.is_set():
                 node = self._target()
@@ -92,16 +92,7 @@ class Observer:
                     yield events.pop(0)
                 while follower.warnings:
                     yield NoticeEvent(follower.warnings.pop(0))
-                if follower.answers != answers:
-                    answers = follower.answers
-                    self._last_ok = time.monotonic()
-                    self._backoff.reset()
-                    self._tried.clear()
-                elif action != "fetch":
-                    self._tried[str(node)] = follower.detail or "no answer"
-                    if follower.unanswered == 0 and unreachable:
-                        self._backoff.reset()   # answering again (an election): look often
-                unreachable = follower.unanswered > 0
+                self._account(node, action)
                 yield from self._status()
                 self._move(action)
                 if action != "fetch":
@@ -110,6 +101,21 @@ class Observer:
                     self._pause()
         finally:
             self._drop()
+
+    def _account(self, node: Controller, action: str) -> None:
+        """After a step: a good answer starts the wait and the back-off
+        again; a failure is remembered for the error that gives up."""
+        follower = self._follower
+        if follower.answers != self._answers:
+            self._answers = follower.answers
+            self._last_ok = time.monotonic()
+            self._backoff.reset()
+            self._tried.clear()
+        elif action != "fetch":
+            self._tried[str(node)] = follower.detail or "no answer"
+            if follower.unanswered == 0 and self._unreachable:
+                self._backoff.reset()   # answering again (an election): look often
+        self._unreachable = follower.unanswered > 0
 
     def _step(self, node: Controller) -> tuple[str, list]:
         """One request to ``node`` (a snapshot download counts as one):
