@@ -149,19 +149,29 @@ class _Progress:
         self.task = None
 
     def __call__(self, done: int, total: int) -> None:
-        if self.bar is None:
-            if time.monotonic() - self.started < PROGRESS_DELAY:
-                return
-            from rich.console import Console
-            from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress,
-                                       TextColumn, TimeRemainingColumn)
-            label, count = (("catching up", MofNCompleteColumn()) if self.offsets
-                            else ("loading", DownloadColumn()))
-            self.bar = Progress(TextColumn(label), BarColumn(), count, TimeRemainingColumn(),
-                                console=Console(file=self.stream), transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task("loading", total=total or None)
-        self.bar.update(self.task, completed=done, total=total or None)
+        if self.bar is None and not self._start():
+            return
+        label = "catching up" if self.offsets else "loading"
+        self.bar.update(self.task, completed=done, total=total or None, description=label)
+
+    def connecting(self, address: str) -> None:
+        """A live session is connecting to ``address`` (no answer yet)."""
+        if self.bar is not None or self._start():
+            self.bar.update(self.task, description=f"connecting to {address}")
+
+    def _start(self) -> bool:
+        """Show the bar once PROGRESS_DELAY has passed; whether it shows."""
+        if time.monotonic() - self.started < PROGRESS_DELAY:
+            return False
+        from rich.console import Console
+        from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress,
+                                   TextColumn, TimeRemainingColumn)
+        count = MofNCompleteColumn() if self.offsets else DownloadColumn()
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), count,
+                            TimeRemainingColumn(), console=Console(file=self.stream), transient=True)
+        self.bar.start()
+        self.task = self.bar.add_task("catching up" if self.offsets else "loading", total=None)
+        return True
 
     def close(self) -> None:
         if self.bar is not None:
@@ -199,9 +209,13 @@ def run(open_session: Callable[..., Any], *, source, until_offset, until_time, o
     ``LiveConfig``), run the mode, close the session; returns the exit
     status."""
     progress = _Progress(stderr, offsets=live) if _isatty(stderr) else None
+    extra = {}
+    if live and words:
+        # one-shot: what happens to the quorum after catch-up is said on stderr
+        extra["notify"] = lambda text: _note(stderr, text)
     try:
         session = open_session(source, until_offset=until_offset, until_time=until_time,
-                               show_secrets=show_secrets, progress=progress)
+                               show_secrets=show_secrets, progress=progress, **extra)
     finally:
         if progress is not None:
             progress.close()
@@ -217,6 +231,14 @@ def run(open_session: Callable[..., Any], *, source, until_offset, until_time, o
         stderr.write(f"{PROG}: {error}\n")
         status = status or 1
     return status
+
+
+def _note(stderr, text: str) -> None:
+    try:
+        stderr.write(f"{PROG}: {text}\n")
+        stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def _run_mode(session, *, output, no_color, words, stdin, stdout, stderr,
@@ -291,9 +313,13 @@ def _check_sources(snapshot, controllers, config, timeout, cluster_id, command) 
                 "(a live controller quorum)")
 
 
-def _live_config(controllers: str, config, timeout, cluster_id):
+def _live_config(controllers: str, config, timeout, cluster_id, persistent: bool = True,
+                 started: float | None = None):
     """The ``LiveConfig`` of the -C options. A bad controller list is a
-    usage error; a bad -c file a MetashellError naming the line."""
+    usage error; a bad -c file a MetashellError naming the line.
+    ``persistent``: keep following however long the quorum is gone (not
+    for a one-shot command, which gives up after the timeout); ``started``:
+    when the command started, which the timeout counts from."""
     from metashell.errors import UsageError
     from metashell.loader.live import LiveConfig, SecurityConfig, load_client_config, \
         parse_controllers
@@ -303,7 +329,12 @@ def _live_config(controllers: str, config, timeout, cluster_id):
         raise click.UsageError(str(e)) from None
     security = load_client_config(config) if config is not None else SecurityConfig()
     return LiveConfig(quorum, security, timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
-                      cluster_id=cluster_id)
+                      cluster_id=cluster_id, persistent=persistent, started=started)
+
+
+def _command_problem(words) -> str | None:
+    from metashell.commands import check_words
+    return check_words(list(words))
 
 
 def make_cli(open_session: "Callable[..., Any] | None" = None,
@@ -359,6 +390,7 @@ def make_cli(open_session: "Callable[..., Any] | None" = None,
     def cli(snapshot, controllers, config, timeout, cluster_id, until_offset, until_time,
             output, show_secrets, strict, no_color, command):
         click_ctx = click.get_current_context()
+        started = time.monotonic()
         _check_sources(snapshot, controllers, config, timeout, cluster_id, command)
         live = controllers is not None
         if not snapshot and not live:
@@ -375,7 +407,11 @@ def make_cli(open_session: "Callable[..., Any] | None" = None,
                 pass
         try:
             if live:
-                source = _live_config(controllers, config, timeout, cluster_id)
+                source = _live_config(controllers, config, timeout, cluster_id, not command, started)
+                problem = _command_problem(command)
+                if problem is not None:     # refused before connecting, as it would be after
+                    stderr.write(problem + "\n")
+                    click_ctx.exit(2)
             status = run(opener_here, source=source, until_offset=until_offset,
                          until_time=until_time, output=output, show_secrets=show_secrets,
                          no_color=no_color, words=list(command), stdin=sys.stdin,

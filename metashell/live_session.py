@@ -28,6 +28,7 @@ import queue
 import threading
 import time
 from collections import deque
+from dataclasses import replace
 from contextlib import contextmanager
 from typing import Callable
 
@@ -36,16 +37,17 @@ from .errors import MetashellError
 from .fs.entities import entity_path
 from .fs.tree import build_root
 from .gcpause import no_cyclic_gc
-from .loader.live import CommittedEvent, SnapshotEvent
+from .loader.live import CommittedEvent, NoticeEvent, SnapshotEvent
 from .loader.reader import FileReader
 from .replay.describe import describe
 from .replay.engine import ReplayEngine
-from .session import ImageSession, _Loader, _quorum_fallback
+from .session import ImageSession, _Loader
 from .timefmt import iso_time
 
 BACKLOG = 10_000     # changes kept between catch-up and the first `watch`
 DESCRIBE_TTL = 1.0   # seconds a DescribeQuorum answer is reused (one `tree /` asks once)
-STATES = {"connecting": "connecting", "catching-up": "catching up", "lost": "quorum lost"}
+STATES = {"connecting": "connecting", "catching-up": "catching up", "election": "election",
+          "lost": "quorum lost"}
 
 
 class LiveSession(ImageSession):
@@ -53,7 +55,9 @@ class LiveSession(ImageSession):
 
     def __init__(self, config, observer, *, until_offset: int | None = None,
                  until_time: int | None = None, show_secrets: bool = False,
-                 progress: Callable[[int, int], None] | None = None):
+                 progress: Callable[[int, int], None] | None = None,
+                 notify: Callable[[str], None] | None = None, observer_factory=None,
+                 limit_option: str = "--until-offset"):
         source = "controllers " + ",".join(str(c) for c in config.controllers)
         super().__init__(source, ReplayEngine(until_offset=until_offset, until_time=until_time),
                          [], show_secrets)
@@ -62,6 +66,9 @@ class LiveSession(ImageSession):
         self.observer = observer
         self.until_offset, self.until_time = until_offset, until_time
         self.progress = progress
+        self.notify = notify            # one-line notes on the state after catch-up (one-shot mode)
+        self.observer_factory = observer_factory   # for a second session (diff --from-offset)
+        self.limit_option = limit_option           # the option named when until_offset is out of reach
         self.lock = threading.RLock()
         self.caught_up = threading.Event()
         self.status = None              # the latest StatusEvent
@@ -136,6 +143,9 @@ class LiveSession(ImageSession):
                     self._committed(event)
                 elif isinstance(event, SnapshotEvent):
                     self._snapshot(event)
+                elif isinstance(event, NoticeEvent):
+                    with self.lock:
+                        self._problems.append(event.text)
                 else:
                     self._status(event)
                 if self.engine.reached_limit:
@@ -155,7 +165,7 @@ class LiveSession(ImageSession):
     def _snapshot(self, event) -> None:
         if self.until_offset is not None and event.end_offset - 1 > self.until_offset:
             raise MetashellError(
-                f"{event.source}: --until-offset {self.until_offset} is before the quorum's "
+                f"{event.source}: {self.limit_option} {self.until_offset} is before the quorum's "
                 f"snapshot, which ends at offset {event.end_offset - 1}; the leader no longer "
                 "serves the log before it")
         # a new image, built while commands still see the old one (no on_change
@@ -191,6 +201,7 @@ class LiveSession(ImageSession):
         self._report(event.last_offset + 1)
 
     def _status(self, event) -> None:
+        before = self.state()
         self.status = event
         with self.lock:
             self._leader_fallback()
@@ -198,16 +209,34 @@ class LiveSession(ImageSession):
             with self.lock:
                 self._backlog = deque(maxlen=BACKLOG)
             self.caught_up.set()
-        self._report(event.committed_offset)
+        elif self.caught_up.is_set() and self.notify is not None and self.state() != before:
+            self.notify(self._state_note(event))
+        connecting = getattr(self.progress, "connecting", None)
+        if event.state == "connecting" and event.trying and connecting is not None:
+            connecting(event.trying)     # "connecting to ..." until the first answer
+        elif event.state != "connecting":
+            self._report(event.committed_offset)
+
+    def _state_note(self, event) -> str:
+        """What a one-shot command says on stderr when the quorum goes away
+        or comes back after catch-up."""
+        if event.state == "election":
+            return (f"election in progress (epoch {event.leader_epoch}, no leader yet); "
+                    f"giving up after {self.config.timeout:g} s without one")
+        if event.state == "lost":
+            return (f"quorum lost ({event.detail}); giving up after {self.config.timeout:g} s "
+                    "without an answer")
+        return f"{STATES.get(event.state, event.state)}: leader {event.endpoint or event.leader_id}, " \
+               f"epoch {event.leader_epoch}"
 
     def _leader_fallback(self) -> None:
         """While the log names no leader (no LeaderChange record since the
         snapshot), show the one the quorum named, as a file load shows the
         node's quorum-state."""
-        s = self.status
-        if s is not None and s.leader_id >= 0:
-            _quorum_fallback(self.engine.image.quorum,
-                             {"leaderId": s.leader_id, "leaderEpoch": s.leader_epoch})
+        s, q = self.status, self.engine.image.quorum
+        if s is not None and s.leader_id >= 0 and q.leader_id < 0:
+            q.leader_id = s.leader_id
+            q.leader_epoch = max(q.leader_epoch, s.leader_epoch)
 
     def _report(self, committed: int) -> None:
         """Catching-up progress: offsets applied of the high watermark."""
@@ -254,6 +283,27 @@ class LiveSession(ImageSession):
                 "path": entity_path(self.engine.image, key),
                 "summary": describe(rec, self.show_secrets)}
 
+    # -- diff -------------------------------------------------------------------------
+
+    def baseline(self, *, from_offset: int | None = None, from_time: int | None = None,
+                 against=None, rewinding: bool = True):
+        """``diff``'s other side. ``--against`` opens files as for ``-s``;
+        ``--from-offset`` / ``--from-time`` follow the same quorum again, in
+        a session of their own, up to that point (the leader serves the
+        log from its newest snapshot on, so an earlier point is an error
+        naming where the snapshot ends)."""
+        if against is not None:
+            return super().baseline(against=against)
+        other = open_live_session(
+            replace(self.config, persistent=False), until_offset=from_offset, until_time=from_time,
+            show_secrets=self.show_secrets, observer_factory=self.observer_factory,
+            limit_option="--from-offset")
+        try:
+            other.engine.settle()
+            return other.image, other.warnings + other.new_problems(len(other.warnings))
+        finally:
+            other.close()
+
     # -- problems ----------------------------------------------------------------------
 
     def _take_problems(self) -> None:
@@ -294,6 +344,10 @@ class LiveSession(ImageSession):
             try:
                 view.update(quorum_fields(self.observer.describe_quorum()))
             except MetashellError as e:
+                # no leader to ask (an election) or no answer: what the observer knows
+                s = self.status
+                if s is not None:
+                    view.update(leaderId=s.leader_id, leaderEpoch=s.leader_epoch)
                 view["error"] = str(e)
             self._described = (time.monotonic(), view)
         return view
@@ -325,15 +379,16 @@ def quorum_fields(d: dict) -> dict:
 
 
 def open_live_session(config, *, until_offset: int | None = None, until_time: int | None = None,
-                      show_secrets: bool = False, progress=None,
-                      observer_factory=None) -> LiveSession:
+                      show_secrets: bool = False, progress=None, notify=None,
+                      observer_factory=None, limit_option: str = "--until-offset") -> LiveSession:
     """Start following the quorum of ``config`` (a ``LiveConfig``) and wait
     until caught up. Raises ``LiveError`` (one line) when that fails."""
     if observer_factory is None:
         from .loader.live import Observer as observer_factory
     session = LiveSession(config, observer_factory(config), until_offset=until_offset,
                           until_time=until_time, show_secrets=show_secrets,
-                          progress=progress).start()
+                          progress=progress, notify=notify, observer_factory=observer_factory,
+                          limit_option=limit_option).start()
     try:
         session.wait_caught_up()
     except BaseException:

@@ -182,6 +182,15 @@ class FakeQuorum:
             self.leader_id = -1
             self.cond.notify_all()
 
+    def forget_leader(self) -> None:
+        """Every voter restarted: they are back at the same epoch but none
+        knows its leader until the next election; a Fetch gets
+        NOT_LEADER_OR_FOLLOWER with CurrentLeader{-1, epoch}, as a real
+        controller restarted at an epoch whose leader it cannot reach answers."""
+        with self.cond:
+            self.leader_id = -1
+            self.cond.notify_all()
+
     def failover(self, new_leader: int, *, truncate_to: int | None = None,
                  tail: list[list[Out]] = (), hwm: int = -1, leader_change: bool = True) -> None:
         """A new leader at a new epoch. Its log keeps the committed prefix; an

@@ -177,14 +177,23 @@ def test_diverging_at_the_committed_offset_drops_all_pending():
     assert not f.pending and f.next_offset == 2 and f.last_fetched_epoch == 5
 
 
-def test_diverging_below_committed_reads_everything_again():
+def test_a_leader_whose_log_ends_before_the_image_is_reported_not_followed_back():
+    # a quorum restored from an older copy: committed data "diverges"
     f = follower_at_leader()
     f.on_fetch(leader_answer(batches(0, 5, [2, 2]), hwm=4), C1)
-    f.on_fetch(leader_answer(diverging=(3, 1)), C1)
-    assert f.fetch_fields()["fetch_offset"] == 0 and f.fetch_fields()["last_fetched_epoch"] == 0
-    step = f.on_fetch(leader_answer(batches(0, 5, [1]), hwm=4), C1)
-    assert isinstance(step.events[0], SnapshotEvent) and step.events[0].data == b""
-    assert offsets(step.events[1:]) == [(0, 0)]
+    with pytest.raises(LiveError) as e:
+        f.on_fetch(leader_answer(diverging=(3, 1)), C1)
+    message = str(e.value)
+    assert message.startswith(f"{C1}: the leader's log is behind this image: its log of epoch 3 ends at "
+                              "offset 1, before offset 4 already applied (was the quorum restored")
+    assert f.committed == 4 and f.fetch_fields()["fetch_offset"] == 4   # nothing was taken back
+
+
+def test_a_leader_offering_a_snapshot_older_than_the_image_is_reported():
+    f = follower_at_leader()
+    f.on_fetch(leader_answer(batches(0, 5, [10]), hwm=10), C1)
+    with pytest.raises(LiveError, match="offers a snapshot ending at offset 6, before offset 10 already"):
+        f.on_fetch(leader_answer(snapshot=(6, 5), hwm=6), C1)
 
 
 def test_snapshot_then_fetch_resumes_at_its_end():
@@ -227,12 +236,62 @@ def test_lost_only_after_catch_up():
     assert f.status().state == "following" and f.status().detail is None
 
 
-def test_errors_after_catch_up_mean_lost():
+def test_an_election_is_shown_as_an_election_until_a_leader_or_silence():
     f = follower_at_leader()
     f.on_fetch(leader_answer(None, hwm=0), C1)
-    step = f.on_fetch(FetchAnswer(error=p.FENCED_LEADER_EPOCH, leader=(-1, 6)), C1)
-    assert step.action == "rotate" and f.status().state == "lost"
-    assert "election" in f.status().detail
+    step = f.on_fetch(FetchAnswer(error=p.FENCED_LEADER_EPOCH, leader=(-1, 6)), C2)
+    assert step.action == "rotate" and f.status().state == "election"
+    assert (f.status().leader_id, f.status().leader_epoch) == (-1, 6)
+    assert "election of epoch 6 in progress" in f.status().detail
+    f.on_no_connection(str(C1), "refused")          # the old leader is gone: still an election
+    assert f.status().state == "election"
+    f.on_fetch(FetchAnswer(error=p.NOT_LEADER_OR_FOLLOWER, leader=(3, 6)), C2)
+    f.on_fetch(leader_answer(None, hwm=0, leader=(3, 6)), C3)
+    assert f.status().state == "following" and f.status().leader_id == 3
+
+
+def test_voters_of_the_lost_leaders_epoch_that_know_no_leader_are_an_election():
+    # every controller restarted: they come back at the old epoch, leader unknown
+    f = follower_at_leader()
+    f.on_fetch(leader_answer(None, hwm=0), C1)
+    for c in (C1, C2, C3):
+        f.on_no_connection(str(c), "refused")
+    assert f.status().state == "lost" and f.status().leader_id == 1
+    step = f.on_fetch(FetchAnswer(error=p.NOT_LEADER_OR_FOLLOWER, leader=(-1, 5)), C2)
+    assert step.action == "rotate"
+    assert (f.status().state, f.status().leader_id, f.status().leader_epoch) == ("election", -1, 5)
+    f.on_fetch(FetchAnswer(error=p.FENCED_LEADER_EPOCH, leader=(2, 6)), C3)
+    f.on_fetch(leader_answer(None, hwm=0, leader=(2, 6)), C2)
+    assert f.status().state == "following" and f.status().leader_id == 2
+
+
+def test_a_voter_that_knows_no_leader_while_the_leader_answers_changes_nothing():
+    f = follower_at_leader()
+    f.on_fetch(leader_answer(None, hwm=0), C1)
+    f.on_fetch(FetchAnswer(error=p.NOT_LEADER_OR_FOLLOWER, leader=(-1, 5)), C2)
+    assert f.status().leader_id == 1 and f.status().state != "election"
+
+
+def test_every_address_unreachable_is_a_lost_quorum_even_after_an_election():
+    f = follower_at_leader()
+    f.on_fetch(leader_answer(None, hwm=0), C1)
+    f.on_fetch(FetchAnswer(error=p.FENCED_LEADER_EPOCH, leader=(-1, 6)), C2)
+    for c in (C1, C2):
+        f.on_no_connection(str(c), "refused")
+        assert f.status().state == "election"
+    f.on_no_connection(str(C3), "refused")
+    assert f.status().state == "lost" and f.status().detail == f"{C3}: refused"
+
+
+def test_catching_up_whenever_the_image_is_behind_the_high_watermark():
+    f = follower_at_leader()
+    f.on_fetch(leader_answer(batches(0, 5, [4]), hwm=4), C1)
+    assert f.status().state == "following"
+    # the quorum ran ahead (the observer was away): an answer capped before the HWM
+    f.on_fetch(leader_answer(batches(4, 5, [4]), hwm=20), C1)
+    assert f.status().state == "catching-up" and f.status().committed_offset == 8
+    f.on_fetch(leader_answer(batches(8, 5, [12]), hwm=20), C1)
+    assert f.status().state == "following"
 
 
 def test_backoff_doubles_to_two_seconds_with_jitter():
@@ -246,11 +305,46 @@ def test_backoff_doubles_to_two_seconds_with_jitter():
     assert 0.04 <= b.delay() <= 0.06
 
 
-def test_addresses_given_with_ids_win_over_node_endpoints():
+def test_node_endpoints_win_over_ids_given_with_c():
     f = Follower([C1, C2])
     f.on_fetch(FetchAnswer(error=p.NOT_LEADER_OR_FOLLOWER, leader=(2, 4),
                            endpoints={2: ("kafka-2.internal", 9093)}), C1)
-    assert f.leader == C2
+    assert f.leader == Controller(2, "kafka-2.internal", 9093) and not f.warnings
+
+
+def test_node_endpoints_that_give_an_address_of_c_another_id_are_reported():
+    swapped = [Controller(1, "h2", 9093), Controller(2, "h1", 9093)]
+    f = Follower(swapped)
+    f.on_fetch(FetchAnswer(error=p.NOT_LEADER_OR_FOLLOWER, leader=(2, 4), endpoints={2: ("h2", 9093)}),
+               swapped[1])
+    assert f.leader == Controller(2, "h2", 9093)
+    assert f.warnings == ["-C names 1@h2:9093 but the quorum says node 2 listens at h2:9093: the ids in -C "
+                          "do not match the voters' node ids; using what the quorum says"]
+
+
+def test_a_c_id_that_is_not_the_node_there_is_reported_and_dropped():
+    # no NodeEndpoints (3.3-3.8): -C says 1@h2, the node at h2 is 2 and names 1 as leader
+    swapped = [Controller(2, "h1", 9093), Controller(1, "h2", 9093), C3]
+    f = Follower(swapped)
+    step = f.on_fetch(FetchAnswer(error=p.FENCED_LEADER_EPOCH, leader=(1, 4)), C3)
+    assert step.action == "leader" and f.leader == swapped[1]
+    step = f.on_fetch(FetchAnswer(error=p.NOT_LEADER_OR_FOLLOWER, leader=(1, 4)), swapped[1])
+    assert step.action == "rotate" and f.leader is None
+    assert f.warnings == ["-C names 1@h2:9093 but the controller at h2:9093 is not node 1: it answered "
+                          "NOT_LEADER_OR_FOLLOWER naming node 1 as the leader of epoch 4; the ids in -C do "
+                          "not match the voters' node ids (looking for the leader at the other addresses)"]
+    # the real leader, under the id -C gave it, answers as node 1: now its address is known
+    f.on_fetch(leader_answer(None, hwm=0, leader=(1, 4)), swapped[0])
+    assert f.leader == Controller(1, "h1", 9093) and f.status().state == "following"
+    assert f.warnings[1].startswith("-C names 2@h1:9093 but the controller at h1:9093 is node 1 (it "
+                                    "answered as the leader)")
+
+
+def test_a_resigning_leader_known_to_answer_as_leader_is_not_taken_for_a_wrong_id():
+    f = follower_at_leader()
+    f.on_fetch(leader_answer(None, hwm=0), C1)
+    step = f.on_fetch(FetchAnswer(error=p.NOT_LEADER_OR_FOLLOWER, leader=(1, 5)), C1)
+    assert step.action == "leader" and f.leader == C1 and not f.warnings
 
 
 def test_invalid_request_for_the_partition_is_fatal():

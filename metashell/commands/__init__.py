@@ -22,7 +22,7 @@ from metashell.commands.registry import COMMANDS, command_names, unknown_command
 for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")
 
-__all__ = ["COMMANDS", "Command", "Context", "command_names", "complete_line",
+__all__ = ["COMMANDS", "Command", "Context", "check_words", "command_names", "complete_line",
            "run_line", "run_words", "split_partial", "unknown_command_message"]
 
 
@@ -45,6 +45,21 @@ def run_words(ctx: Context, words: list[str]) -> int:
             return command.execute(ctx, words[1:])
     finally:
         ctx.report_new_problems()
+
+
+def check_words(words: list[str]) -> str | None:
+    """The usage error ``run_words`` would report for ``words`` (an unknown
+    command, options that do not parse), found without any metadata: a live
+    session checks the command before it connects. None when it is fine."""
+    words = list(words)
+    while words and words[-1] == "":
+        words.pop()
+    if not words:
+        return None
+    command = COMMANDS.get(words[0])
+    if command is None:
+        return unknown_command_message(words[0])
+    return command.check(words[1:])
 
 
 def run_line(ctx: Context, line: str) -> int:

@@ -87,6 +87,23 @@ class Command:
     def run(self, ctx, args: argparse.Namespace) -> int:
         raise NotImplementedError
 
+    def problem(self, args: argparse.Namespace) -> str | None:
+        """What is wrong with arguments that parsed, seen without any
+        metadata (so a live session can refuse them before connecting)."""
+        return None
+
+    def check(self, argv: list[str]) -> str | None:
+        """The usage error ``execute`` would report for ``argv``, without
+        running anything; None when there is none (``-h`` included)."""
+        try:
+            args = self.parse(argv)
+        except UsageProblem as e:
+            return f"{self.name}: {e}"
+        except HelpRequested:
+            return None
+        problem = self.problem(args)
+        return f"{self.name}: {problem}" if problem is not None else None
+
     # ------------------------------------------------------------------ parsing
 
     @property
@@ -131,6 +148,10 @@ class Command:
         except HelpRequested as e:
             ctx.write(str(e).rstrip("\n"))
             return OK
+        problem = self.problem(args)
+        if problem is not None:
+            ctx.error(f"{self.name}: {problem}")
+            return USAGE
         if self.needs_session and (ctx.session is None):
             ctx.error(f"{self.name}: not available: no metadata was loaded")
             return FAILED

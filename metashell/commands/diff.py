@@ -93,10 +93,12 @@ that finds changes makes the run's status 1."""
         parser.add_argument("--include-quorum", action="store_true",
                             help="compare /metadataQuorum too")
 
-    def run(self, ctx, args) -> int:
+    def problem(self, args) -> str | None:
         if args.from_offset is not None and args.from_offset < 0:
-            ctx.error("diff: --from-offset: must be 0 or more")
-            return USAGE
+            return "--from-offset: must be 0 or more"
+        return None
+
+    def run(self, ctx, args) -> int:
         session = ctx.session
         targets = [tuple(paths.resolve(ctx.cwd, t)) for t in (args.targets or ["/"])]
         skips = [_left_out(parts, args.include_quorum) for parts in targets]

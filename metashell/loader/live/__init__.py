@@ -8,6 +8,7 @@ and hands out only committed batches, in the same batch format as files:
 - :mod:`.clientconfig`: ``-c`` security properties (TLS, SASL);
 - :mod:`.protocol`: the requests (kafka-python codecs, FetchSnapshot declared here);
 - :mod:`.transport`: one blocking connection (TCP, TLS, ApiVersions, SASL);
+- :mod:`.addressbook`: which address each node id has;
 - :mod:`.state`: the state machine, no I/O;
 - :mod:`.observer`: :class:`Observer`, the loop around it;
 - :mod:`.events`: :class:`LiveConfig` and the events yielded.
@@ -16,8 +17,8 @@ and hands out only committed batches, in the same batch format as files:
 from ...errors import LiveError
 from .addresses import Controller, parse_controllers
 from .clientconfig import SecurityConfig, load_client_config
-from .events import CommittedEvent, LiveConfig, SnapshotEvent, StatusEvent
+from .events import CommittedEvent, LiveConfig, NoticeEvent, SnapshotEvent, StatusEvent
 from .observer import Observer
 
 __all__ = ["Controller", "parse_controllers", "LiveConfig", "SecurityConfig", "load_client_config",
-           "Observer", "SnapshotEvent", "CommittedEvent", "StatusEvent", "LiveError"]
+           "Observer", "SnapshotEvent", "CommittedEvent", "StatusEvent", "NoticeEvent", "LiveError"]

@@ -2,8 +2,9 @@
 
 The events are the whole interface between following a quorum and the
 shell: a :class:`SnapshotEvent` replaces the image, a
-:class:`CommittedEvent` carries whole committed batches in log order, and a
-:class:`StatusEvent` says where the observer stands. Their ``data`` is the
+:class:`CommittedEvent` carries whole committed batches in log order, a
+:class:`StatusEvent` says where the observer stands and a
+:class:`NoticeEvent` carries a warning. Their ``data`` is the
 batch format of files, so the file readers take it unchanged.
 """
 
@@ -20,6 +21,8 @@ class LiveConfig:
     controllers: list[Controller]
     security: SecurityConfig = field(default_factory=SecurityConfig)
     timeout: float = 30.0                  # give up when no Fetch succeeds this long before catch-up
+    persistent: bool = True                # after catch-up, keep trying however long the quorum is gone
+    started: float | None = None           # time.monotonic() the timeout counts from (default: events())
     cluster_id: str | None = None          # sent in Fetch so a wrong cluster is refused
     max_wait_ms: int = 500                 # the long poll, as Kafka's raft client does
     request_timeout: float | None = None   # beyond max_wait; default 5 s
@@ -43,10 +46,19 @@ class CommittedEvent:
 
 @dataclass(frozen=True)
 class StatusEvent:
-    state: str                # "connecting" | "catching-up" | "following" | "lost"
-    leader_id: int
+    state: str                # "connecting" | "catching-up" | "following" | "election" | "lost"
+    leader_id: int            # -1: none known (during an election: none yet)
     leader_epoch: int
     high_watermark: int       # never goes back; -1 unknown
     committed_offset: int     # everything below it was yielded
     endpoint: str | None
     detail: str | None
+    trying: str | None = None  # the address being connected to, before the first answer
+
+
+@dataclass(frozen=True)
+class NoticeEvent:
+    """Something the user should know that stops nothing (a ``-C`` id that
+    does not match the quorum's), said once."""
+
+    text: str

@@ -6,8 +6,11 @@ ReplicaId -1 on the leader, downloads a snapshot when the leader points to
 one, and yields what the state machine releases. Leader discovery goes
 through any voter (CurrentLeader and, from 3.9, NodeEndpoints); failures
 back off (50 ms doubling to 2 s, +-20 % jitter) and rotate over the
-addresses given. Before catch-up, ``timeout`` seconds without a successful
-Fetch is fatal; after it, losing the quorum is a status, not an error.
+addresses given, and a controller that keeps pointing elsewhere is backed
+off from too. Before catch-up, ``timeout`` seconds without a successful
+Fetch is fatal; after it, losing the quorum is a status (an election is
+one too), and fatal only when the config is not ``persistent`` (one-shot
+commands).
 """
 
 from __future__ import annotations
@@ -22,12 +25,13 @@ from ...kraft.batch import BatchScanner
 from ...kraft.primitives import uuid_to_str
 from . import protocol as p
 from .addresses import Controller
-from .events import LiveConfig, StatusEvent
+from .events import LiveConfig, NoticeEvent, StatusEvent
 from .state import FetchAnswer, Follower, Step, check_top_level, error_name
 from .transport import Connection, Unreachable
 
 SNAPSHOT_CHUNK = 8 << 20
 DEFAULT_REQUEST_TIMEOUT = 5.0
+PENDING_WAIT_MS = 25            # the first wait while uncommitted records are held (Fetch < v18)
 _ZERO_UUID = bytes(16)
 
 
@@ -64,47 +68,73 @@ class Observer:
         self._rotation = 0
         self._use_leader = False
         self._tried: dict[str, str] = {}
+        self._pending_wait = PENDING_WAIT_MS
+        self._answers = 0                      # follower.answers when last accounted for
+        self._unreachable = False              # the last step reached no controller
         self._backoff = Backoff()
         self._request_timeout = config.request_timeout or DEFAULT_REQUEST_TIMEOUT
+        self._last_ok = time.monotonic()
         self.status: StatusEvent = self._follower.status()
 
     # -- the loop ----------------------------------------------------------
 
     def events(self) -> Iterator:
         follower = self._follower
-        last_ok = time.monotonic()
-        answers = 0
+        self._last_ok = self.config.started or time.monotonic()
         try:
             while not self._closed.is_set():
                 node = self._target()
-                try:
-                    conn = self._connection(node, last_ok)
-                    step = follower.on_fetch(self._fetch(conn, last_ok), conn.controller)
-                    if step.action == "snapshot":
-                        step = self._download(conn, *step.snapshot)
-                except Unreachable as e:
-                    if self._closed.is_set():
-                        return
-                    self._drop()
-                    follower.on_unreachable(f"{node}: {e}")
-                    step = Step("rotate")
-                    self._tried[str(node)] = str(e)
-                action, events = step.action, step.events
-                del step          # a snapshot's buffer is the consumer's once yielded
+                if self._conn is None or self._conn.controller.hostport != node.hostport:
+                    follower.connecting(str(node))
+                    yield from self._status()
+                action, events = self._step(node)
                 while events:
                     yield events.pop(0)
-                if follower.answers != answers:
-                    answers = follower.answers
-                    last_ok = time.monotonic()
-                    self._backoff.reset()
+                while follower.warnings:
+                    yield NoticeEvent(follower.warnings.pop(0))
+                self._account(node, action)
                 yield from self._status()
                 self._move(action)
-                if action in ("rotate", "leader"):
-                    self._check_deadline(last_ok)
-                if action == "rotate":
-                    self._closed.wait(self._backoff.delay())
+                if action != "fetch":
+                    self._check_deadline()
+                if action == "rotate" or (action == "leader" and follower.redirects > 1):
+                    self._pause()
         finally:
             self._drop()
+
+    def _account(self, node: Controller, action: str) -> None:
+        """After a step: a good answer starts the wait and the back-off
+        again; a failure is remembered for the error that gives up."""
+        follower = self._follower
+        if follower.answers != self._answers:
+            self._answers = follower.answers
+            self._last_ok = time.monotonic()
+            self._backoff.reset()
+            self._tried.clear()
+        elif action != "fetch":
+            self._tried[str(node)] = follower.detail or "no answer"
+            if follower.unanswered == 0 and self._unreachable:
+                self._backoff.reset()   # answering again (an election): look often
+        self._unreachable = follower.unanswered > 0
+
+    def _step(self, node: Controller) -> tuple[str, list]:
+        """One request to ``node`` (a snapshot download counts as one):
+        what to do next and the events it released."""
+        follower = self._follower
+        try:
+            conn = self._connection(node)
+            step = follower.on_fetch(self._fetch(conn), conn.controller)
+            leader = follower.leader
+            if leader is not None and leader.hostport == conn.controller.hostport:
+                conn.controller = leader        # name it as the quorum does
+            if step.action == "snapshot":
+                step = self._download(conn, *step.snapshot)
+        except Unreachable as e:
+            self._drop()
+            if not self._closed.is_set():
+                follower.on_no_connection(str(node), str(e))
+            return "rotate", []
+        return step.action, step.events   # a snapshot's buffer is the consumer's once yielded
 
     def _status(self):
         status = self._follower.status()
@@ -129,31 +159,46 @@ class Observer:
         controllers = self.config.controllers
         return controllers[self._rotation % len(controllers)]
 
-    def _check_deadline(self, last_ok: float) -> None:
-        if self._follower.caught_up or time.monotonic() - last_ok < self.config.timeout:
-            return
-        tried = "; ".join(f"{addr}: {why}" for addr, why in self._tried.items())
-        detail = self._follower.detail
-        what = "answered a Fetch" if not self._follower.answers else "answered a Fetch again"
-        raise LiveError(f"no controller {what} within {self.config.timeout:g} s "
-                        f"(tried {tried or detail or 'nothing'})")
+    def _give_up_at(self) -> float:
+        """When to stop trying: ``timeout`` after the last good answer while
+        catching up, or, unless ``persistent``, after catch-up too."""
+        if self._follower.caught_up and self.config.persistent:
+            return float("inf")
+        return self._last_ok + self.config.timeout
 
-    def _deadline(self, last_ok: float, wait: float = 0.0) -> float:
-        deadline = time.monotonic() + wait + self._request_timeout
-        if not self._follower.caught_up:
-            deadline = min(deadline, max(last_ok + self.config.timeout, time.monotonic() + 0.05))
-        return deadline
+    def _pause(self) -> None:
+        """Back off before the next attempt, never past the time to give up."""
+        left = self._give_up_at() - time.monotonic()
+        self._closed.wait(max(0.0, min(self._backoff.delay(), left)))
+        self._check_deadline()
+
+    def _check_deadline(self) -> None:
+        if self._closed.is_set() or time.monotonic() < self._give_up_at():
+            return
+        tried = "; ".join(dict.fromkeys(self._tried.values()))
+        follower = self._follower
+        what = "answered a Fetch" if not follower.answers else "answered a Fetch again"
+        lost = ("lost the quorum" + (" (an election without a winner)" if follower.electing else "")
+                + ": " if follower.caught_up else "")
+        raise LiveError(f"{lost}no controller {what} within {self.config.timeout:g} s "
+                        f"(tried {tried or follower.detail or 'nothing'})")
+
+    def _deadline(self, wait: float = 0.0) -> float:
+        """A request's deadline: its wait and the request timeout, but never
+        past the time to give up."""
+        now = time.monotonic()
+        return min(now + wait + self._request_timeout, max(self._give_up_at(), now + 0.05))
 
     # -- connections -------------------------------------------------------
 
-    def _connection(self, node: Controller, last_ok: float) -> Connection:
+    def _connection(self, node: Controller) -> Connection:
         conn = self._conn
         if conn is not None and conn.controller.hostport == node.hostport:
             return conn
         self._drop()
         conn = self._register(Connection(node, self.config.security))
         self._conn = conn
-        conn.open(self._deadline(last_ok))
+        conn.open(self._deadline())
         return conn
 
     def _register(self, conn: Connection) -> Connection:
@@ -184,17 +229,28 @@ class Observer:
 
     # -- requests ----------------------------------------------------------
 
-    def _fetch(self, conn: Connection, last_ok: float) -> FetchAnswer:
-        follower = self._follower
-        request = p.fetch_request(conn.versions[p.FETCH], **follower.fetch_fields(),
-                                  max_wait_ms=self.config.max_wait_ms, cluster_id=self.config.cluster_id)
-        response = conn.request(p.FETCH, request, self._deadline(last_ok, self.config.max_wait_ms / 1000))
-        answer = FetchAnswer.of(response)
-        if conn.controller.id is None and answer.error == p.NONE and answer.leader is not None:
-            # it answered as the leader: now its id is known, name it so
-            follower.learn(answer.leader[0], conn.controller.host, conn.controller.port)
-            conn.controller = follower.addresses[answer.leader[0]]
-        return answer
+    def _fetch(self, conn: Connection) -> FetchAnswer:
+        version = conn.versions[p.FETCH]
+        wait = self._wait_ms(version)
+        request = p.fetch_request(version, **self._follower.fetch_fields(), max_wait_ms=wait,
+                                  cluster_id=self.config.cluster_id)
+        response = conn.request(p.FETCH, request, self._deadline(wait / 1000))
+        return FetchAnswer.of(response)
+
+    def _wait_ms(self, version: int) -> int:
+        """The long poll's wait. Before Fetch v18 (Kafka 4.1, KIP-1166) a
+        leader answers a parked Fetch only for new records or at the end of
+        the wait, not when the high watermark moves: records held but not yet
+        committed would wait up to the whole 500 ms to be shown. So while some
+        are held, ask again sooner (25 ms, doubling up to the full wait, so a
+        tail that stays uncommitted costs few requests)."""
+        full = self.config.max_wait_ms
+        if version >= 18 or not self._follower.pending:
+            self._pending_wait = PENDING_WAIT_MS
+            return full
+        wait = min(self._pending_wait, full)
+        self._pending_wait = min(self._pending_wait * 2, full)
+        return wait
 
     def _download(self, conn: Connection, end_offset: int, epoch: int) -> Step:
         """FetchSnapshot in chunks into one buffer of the announced size; a
@@ -208,7 +264,7 @@ class Observer:
             request = p.fetch_snapshot_request(
                 version, leader_epoch=follower.epoch, end_offset=end_offset, epoch=epoch,
                 position=position, max_bytes=SNAPSHOT_CHUNK, cluster_id=self.config.cluster_id)
-            correlation, frame = conn.request_frame(p.FETCH_SNAPSHOT, request, self._deadline(time.monotonic()))
+            correlation, frame = conn.request_frame(p.FETCH_SNAPSHOT, request, self._deadline())
             chunk = p.snapshot_chunk(frame)
             if chunk is None:
                 return self._snapshot_refused(conn.decode(p.FETCH_SNAPSHOT, correlation, frame), addr)
@@ -222,6 +278,7 @@ class Observer:
                                 f"of a {size}-byte snapshot ({len(buf)} bytes announced first)")
             buf[position:position + len(records)] = records
             position += len(records)
+            self._last_ok = time.monotonic()      # a chunk is an answer: the wait starts again
             del records, chunk, frame
             if position == len(buf):
                 break

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from ...errors import CorruptDataError, LiveError
 from ...kraft.batch import LOG_OVERHEAD, BatchScanner
 from . import protocol as p
+from .addressbook import AddressBook
 from .addresses import Controller
 from .events import CommittedEvent, SnapshotEvent, StatusEvent
 
@@ -102,8 +103,8 @@ class Follower:
     """Leader, epoch, offsets, HWM and the uncommitted tail of one observer."""
 
     def __init__(self, controllers: list[Controller]):
-        self.addresses: dict[int, Controller] = {c.id: c for c in controllers if c.id is not None}
-        self.given = set(self.addresses)
+        self.book = AddressBook(controllers)
+        self.voters_given = len(controllers)
         self.leader_id = -1
         self.epoch = 0
         self.next_offset = 0
@@ -116,21 +117,27 @@ class Follower:
         self.caught_up = False
         self.answers = 0                      # successful answers so far (Fetch, snapshots)
         self.lost = False
-        self.resync = False                   # re-reading from offset 0: the image must be reset first
+        self.electing = False                 # a controller said: no leader in this epoch yet
+        self.unanswered = 0                   # addresses unreachable in a row
+        self.redirects = 0                    # "the leader is elsewhere" answers since the last success
         self.detail: str | None = None
+        self.trying: str | None = None        # the address being connected to, before any answer
+        self.warnings: list[str] = []         # for the user, once each (NoticeEvent)
 
     # -- the one place leadership changes ---------------------------------
 
     def _adopt_leader(self, leader_id: int, epoch: int) -> None:
         self.leader_id = leader_id
         self.epoch = epoch
+        self.electing = leader_id < 0
 
     @property
     def leader(self) -> Controller | None:
-        return self.addresses.get(self.leader_id) if self.leader_id >= 0 else None
+        return self.book.get(self.leader_id)
 
-    def learn(self, node_id: int, host: str, port: int) -> None:
-        self.addresses[node_id] = Controller(node_id, host, port)
+    def _warn(self, warning: str | None) -> None:
+        if warning is not None:
+            self.warnings.append(warning)
 
     # -- requests ------------------------------------------------------------
 
@@ -141,28 +148,48 @@ class Follower:
     # -- answers -------------------------------------------------------------
 
     def on_fetch(self, answer: FetchAnswer, source: Controller) -> Step:
+        self.unanswered = 0
         if answer.top_level:
             check_top_level(answer.error, source, "Fetch")
             return self._failed(f"{source}: Fetch failed with {error_name(answer.error)}")
-        for node_id, (host, port) in answer.endpoints.items():
-            if node_id not in self.given:   # an address from -C is known to be reachable from here
-                self.learn(node_id, host, port)
+        for warning in self.book.endpoints(answer.endpoints):
+            self._warn(warning)
         if answer.leader is not None:
             leader_id, epoch = answer.leader
             if epoch < self.epoch:
                 return self._failed(f"{source}: stale (epoch {epoch} < {self.epoch})")
             if epoch > self.epoch or (leader_id != self.leader_id and leader_id >= 0):
                 self._adopt_leader(leader_id, epoch)
+            elif leader_id < 0 and self.lost:
+                # the leader we knew is gone and a voter of its epoch knows none:
+                # the quorum is between leaders (a restarted voter, an election coming)
+                self._adopt_leader(leader_id, epoch)
         error = answer.error
         if error == p.INVALID_REQUEST:
             check_top_level(error, source, "Fetch")
         if error in (p.FENCED_LEADER_EPOCH, p.NOT_LEADER_OR_FOLLOWER):
-            if self.leader_id < 0:
-                return self._failed(f"{source}: no leader yet (election in progress)")
-            return Step("leader")
+            return self._redirected(error, source)
         if error != p.NONE:
             return self._failed(f"{source}: Fetch failed with {error_name(error)}")
+        if answer.leader is not None and answer.leader[0] >= 0:
+            self._warn(self.book.answered_as_leader(source, answer.leader[0]))
         return self._on_leader_answer(answer, source)
+
+    def _redirected(self, error: int, source: Controller) -> Step:
+        """A controller that is not the leader (of our epoch) named the
+        leader, or said there is none yet: go there, or wait for the election."""
+        if self.leader_id < 0:
+            return self._failed(f"{source}: no leader yet (election of epoch {self.epoch} in progress)")
+        if error == p.NOT_LEADER_OR_FOLLOWER:
+            warning = self.book.not_the_leader(source, self.leader_id, self.epoch)
+            if warning is not None:
+                self._warn(warning)
+                return self._failed(warning)
+        self.redirects += 1
+        if self.leader is None:
+            return self._failed(f"{source}: the leader is node {self.leader_id} (epoch {self.epoch}), "
+                                "whose address is not known yet")
+        return Step("leader")
 
     def _failed(self, detail: str) -> Step:
         self.on_unreachable(detail)
@@ -171,26 +198,31 @@ class Follower:
     def _on_leader_answer(self, answer: FetchAnswer, source: Controller) -> Step:
         self.answers += 1
         self.lost = False
+        self.redirects = 0
         self.detail = None
+        self.trying = None
         if self.target is None and answer.high_watermark >= 0:
             self.target = answer.high_watermark
         if answer.snapshot is not None:
+            if answer.snapshot[0] < self.committed:
+                raise _older_log(source, f"it offers a snapshot ending at offset {answer.snapshot[0]}",
+                                 self.committed)
             return Step("snapshot", snapshot=answer.snapshot)
         if answer.diverging is not None:
-            self._truncate(*answer.diverging)
+            self._truncate(*answer.diverging, source)
             return Step("fetch")
-        events = self._append(answer.records, source)
+        self._append(answer.records, source)
         if answer.high_watermark > self.high_watermark:
             self.high_watermark = answer.high_watermark
-        events += self._release(source)
+        events = self._release(source)
         self._check_caught_up()
         return Step("fetch", events)
 
-    def _append(self, records, source: Controller) -> list:
+    def _append(self, records, source: Controller) -> None:
         """The answer's whole batches not held yet join the uncommitted tail
         (a cut-off last batch is left for the next Fetch)."""
         if not records:
-            return []
+            return
         pending = self.pending
         held = len(pending)
         next_offset = self.next_offset
@@ -203,15 +235,9 @@ class Follower:
                     next_offset = last + 1
         except CorruptDataError as e:
             raise LiveError(str(e)) from None
-        if len(pending) == held:
-            return []
-        self.next_offset = next_offset
-        self.last_fetched_epoch = pending[-1].epoch
-        if not self.resync:
-            return []
-        self.resync = False
-        self.committed = self.committed_epoch = 0
-        return [SnapshotEvent(0, 0, b"", f"empty image: re-reading the log of controller {source} from offset 0")]
+        if len(pending) > held:
+            self.next_offset = next_offset
+            self.last_fetched_epoch = pending[-1].epoch
 
     def _release(self, source: Controller) -> list:
         """Committed batches leave the tail, a run from one answer per event."""
@@ -228,17 +254,13 @@ class Follower:
             self.committed_epoch = last.epoch
         return events
 
-    def _truncate(self, epoch: int, end_offset: int) -> None:
+    def _truncate(self, epoch: int, end_offset: int, source: Controller) -> None:
         """DivergingEpoch: the tail at and after ``end_offset`` is not on the
-        leader's log. Committed data never diverges; if it seems to, read
-        everything again (a snapshot, or the log from 0)."""
+        leader's log. Committed data never diverges: if it seems to, the
+        leader's log is not the one this image was read from."""
         if end_offset < self.committed:
-            self.pending.clear()
-            self.next_offset = self.last_fetched_epoch = 0
-            self.resync = True
-            self.detail = (f"the leader's log diverges at offset {end_offset} (epoch {epoch}), below the "
-                           f"committed offset {self.committed}: reading it again")
-            return
+            raise _older_log(source, f"its log of epoch {epoch} ends at offset {end_offset}",
+                             self.committed)
         while self.pending and self.pending[-1].last >= end_offset:
             self.pending.pop()
         if self.pending:
@@ -252,7 +274,6 @@ class Follower:
         """A whole snapshot arrived: it replaces everything; Fetch resumes at its end."""
         self.answers += 1
         self.pending.clear()
-        self.resync = False
         self.next_offset = self.committed = end_offset
         self.last_fetched_epoch = self.committed_epoch = epoch
         if end_offset > self.high_watermark:
@@ -271,17 +292,42 @@ class Follower:
         if self.caught_up:
             self.lost = True
 
+    def on_no_connection(self, address: str, detail: str) -> None:
+        """``address`` could not be reached at all. Once every address given
+        failed in a row, an election seen before is no longer news: the
+        quorum is gone."""
+        self.unanswered += 1
+        if self.unanswered >= self.voters_given:
+            self.electing = False
+        self.on_unreachable(f"{address}: {detail}")
+
+    def connecting(self, address: str) -> None:
+        """About to connect to ``address`` (shown until the first answer)."""
+        if not self.answers:
+            self.trying = address
+
     # -- status --------------------------------------------------------------
 
     def status(self) -> StatusEvent:
+        return StatusEvent(self._state(), self.leader_id, self.epoch, self.high_watermark,
+                           self.committed, str(self.leader) if self.leader is not None else None,
+                           self.detail, self.trying)
+
+    def _state(self) -> str:
+        if self.electing:
+            return "election"
         if self.lost:
-            state = "lost"
-        elif self.caught_up:
-            state = "following"
-        elif self.answers:
-            state = "catching-up"
-        else:
-            state = "connecting"
-        leader = self.leader
-        return StatusEvent(state, self.leader_id, self.epoch, self.high_watermark, self.committed,
-                           str(leader) if leader is not None else None, self.detail)
+            return "lost"
+        if self.caught_up:
+            return "catching-up" if self.committed < self.high_watermark else "following"
+        return "catching-up" if self.answers else "connecting"
+
+
+def _older_log(source: Controller, what: str, committed: int) -> LiveError:
+    """The leader's log ends before what this image already holds: a
+    quorum restored from an older copy of its data (or another cluster at
+    the same addresses). Reading it from the start would silently take the
+    image back in time, so it is reported instead."""
+    return LiveError(f"{source}: the leader's log is behind this image: {what}, before offset "
+                     f"{committed} already applied (was the quorum restored from an older copy, or "
+                     "is this another cluster?); start again to read it as it is now")

@@ -39,10 +39,17 @@ from . import protocol as p
 from .addresses import Controller
 from .clientconfig import SecurityConfig
 
+_CLOSED = "connection closed by the controller"
+_RESET = os.strerror(errno.ECONNRESET)
 MAX_FRAME = 128 << 20          # a Fetch answer is at most 8 MiB of records; snapshot chunks are ours to size
 _SIZE = struct.Struct(">i")
 _POLL = 0.2                     # how often a connect in progress looks at close()
 _NAME_MISMATCH = (62, 64)       # X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH
+# what OpenSSL says when the other end does not speak TLS at all
+_NOT_TLS = ("UNEXPECTED_EOF_WHILE_READING", "WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE",
+            "PACKET_LENGTH_TOO_LONG", "HTTP_REQUEST")
+_TLS_RECORDS = (0x15, 0x16)     # the first byte of a TLS alert or handshake record
+_PROBE_S = 2.0                  # at most this long to tell a listener of the other protocol
 
 
 class Unreachable(Exception):
@@ -115,11 +122,62 @@ class Connection:
                             "(is the issuing CA in ssl.truststore.*?)") from None
         except ssl.SSLError as e:
             sock.close()
-            raise LiveError(f"{addr}: TLS handshake failed: {e.reason or e} "
-                            "(is this listener SSL, and does it require a client certificate?)") from None
+            reason = e.reason or str(e)
+            if not (isinstance(e, ssl.SSLEOFError) or reason in _NOT_TLS):
+                raise LiveError(f"{addr}: TLS handshake failed: {reason} "
+                                "(is this listener SSL, and does it require a client certificate?)") from None
+            self._check_plaintext(deadline, f"closed the connection during the TLS handshake ({reason})")
+            raise Unreachable(f"TLS handshake: {reason}") from None
+        except ConnectionResetError:
+            sock.close()
+            self._check_plaintext(deadline, "reset the connection during the TLS handshake")
+            raise Unreachable("TLS handshake: connection reset") from None
         except OSError as e:
             sock.close()
             raise Unreachable(f"TLS handshake: {_os_reason(e)}") from None
+
+    # -- a listener of the other security protocol -----------------------------
+
+    def _check_plaintext(self, deadline: float, what: str) -> None:
+        """The TLS handshake was cut off: if a plain ApiVersions on a new
+        connection is answered, the listener is not SSL, and no retry helps."""
+        try:
+            with self._probe_socket(deadline) as sock:
+                sock.sendall(p.encode_request(p.api_versions_request(0), 0, 1))
+                head = _recv_exactly(sock, 8)
+        except (OSError, Unreachable):
+            return
+        size, correlation = struct.unpack(">ii", head)
+        if correlation == 1 and 6 <= size <= 1 << 20:
+            raise LiveError(f"{self.controller}: the listener {what} but answers without TLS: protocol "
+                            "mismatch? (security.protocol is SSL or SASL_SSL here; the listener is "
+                            "PLAINTEXT or SASL_PLAINTEXT)")
+
+    def _check_tls(self, deadline: float) -> None:
+        """The listener dropped the connection at ApiVersions: if it answers
+        a TLS handshake on a new connection, it expects TLS."""
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE      # a probe: nothing is sent over it
+        try:
+            with self._probe_socket(deadline) as sock:
+                context.wrap_socket(sock).close()
+        except ssl.SSLError as e:
+            if isinstance(e, ssl.SSLEOFError) or (e.reason or "") in _NOT_TLS:
+                return
+        except (OSError, Unreachable):
+            return
+        raise LiveError(f"{self.controller}: the listener closed the connection at the first request "
+                        "(ApiVersions) but answers a TLS handshake: protocol mismatch? "
+                        "(security.protocol is PLAINTEXT or SASL_PLAINTEXT here; the listener is SSL "
+                        "or SASL_SSL)")
+
+    def _probe_socket(self, deadline: float) -> socket.socket:
+        deadline = min(deadline, time.monotonic() + _PROBE_S)
+        addr = self.controller
+        sock = socket.create_connection((addr.host, addr.port), timeout=_left(deadline))
+        sock.settimeout(_left(deadline))
+        return sock
 
     def _negotiate(self, deadline: float) -> None:
         """ApiVersions first: our highest version; a controller that does not
@@ -127,7 +185,13 @@ class Connection:
         addr = self.controller
         version = p.APIS[p.API_VERSIONS][2]
         for _ in range(2):
-            answer = self._exchange(p.API_VERSIONS, version, p.api_versions_request(version), deadline)
+            try:
+                answer = self._exchange(p.API_VERSIONS, version, p.api_versions_request(version), deadline)
+            except Unreachable as e:
+                if not self.security.uses_tls and str(e) in (_CLOSED, _RESET):
+                    # a TLS listener drops a client that does not start with a handshake
+                    self._check_tls(deadline)
+                raise
             if answer.error_code != p.UNSUPPORTED_VERSION:
                 break
             theirs = p.supported_ranges(answer).get(p.API_VERSIONS, (0, 0))[1]
@@ -225,6 +289,10 @@ class Connection:
     def _receive(self, deadline: float) -> bytearray:
         head = self._read_exactly(4, deadline)
         (size,) = _SIZE.unpack(head)
+        if not 4 <= size <= MAX_FRAME and head[0] in _TLS_RECORDS and head[1] == 3 \
+                and not self.security.uses_tls:
+            raise LiveError(f"{self.controller}: the listener answered with a TLS record: protocol "
+                            "mismatch? it expects TLS (check security.protocol: SSL or SASL_SSL there)")
         if not 4 <= size <= MAX_FRAME:
             raise LiveError(f"{self.controller}: not a Kafka listener (its answer starts with {bytes(head)!r}, "
                             f"read as a frame of {size} bytes; at most {MAX_FRAME} expected)")
@@ -240,8 +308,7 @@ class Connection:
                 sock.settimeout(_left(deadline))
                 n = sock.recv_into(view[got:])
                 if n == 0:
-                    raise Unreachable("connection closed by the controller" if not self._closed.is_set()
-                                      else "closed")
+                    raise Unreachable(_CLOSED if not self._closed.is_set() else "closed")
                 got += n
         except OSError as e:
             raise Unreachable(self._why(e)) from None
@@ -303,6 +370,16 @@ def _resolve(addr: Controller, deadline: float) -> list:
     if "infos" in answer:
         return answer["infos"]
     raise Unreachable(answer.get("error", "cannot resolve the host name (timed out)"))
+
+
+def _recv_exactly(sock: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            raise OSError("closed")
+        data += chunk
+    return data
 
 
 def _left(deadline: float) -> float:
