@@ -29,27 +29,6 @@ from .workload import snapshot_end_offset
 
 SECTIONS = ("topics", "configs", "quotas", "acls", "scram", "features", "brokers", "quorum")
 
-# A defect of Kafka 3.5 (not of metashell): a broker restarting from its own
-# snapshot drops every SCRAM-SHA-256 credential from its image, so its later
-# snapshots lack them although its log holds them (the controllers keep them).
-# The workload restarts broker 102.
-RESTARTED_BROKER = 102
-
-
-def drops_sha256_on_restart(version: str, node_id: int) -> bool:
-    return version.startswith("3.5.") and node_id == RESTARTED_BROKER
-
-
-def expected_for(kafka_run, node_id: int) -> dict:
-    """What node ``node_id``'s files must show: the admin view, less what a
-    known Kafka defect lost on that node."""
-    expected = kafka_run.expected
-    if drops_sha256_on_restart(kafka_run.version, node_id):
-        scram = {user: {m: i for m, i in mechs.items() if m != "SCRAM-SHA-256"}
-                 for user, mechs in expected["scram"].items()}
-        expected = dict(expected, scram={u: m for u, m in scram.items() if m})
-    return expected
-
 
 def tree(path, until_offset=None) -> "tuple[dict, str]":
     """``-o json tree /`` of ``path``, and its stderr."""
@@ -98,7 +77,7 @@ def test_every_metadata_dir_shows_what_the_admin_api_reported(kafka_run):
     for node_id, path in kafka_run.metadata_dirs.items():
         got, err = tree(path, until_offset=at)
         assert without_time_travel_notes(err) == "", f"node {node_id}: {err}"
-        assert_same_view(f"node {node_id} dir at offset {at}", expected_for(kafka_run, node_id),
+        assert_same_view(f"node {node_id} dir at offset {at}", kafka_run.expected,
                          tree_view(got, kafka_run.with_elr))
 
 
@@ -122,11 +101,10 @@ def snapshot_quorum(expected: dict) -> dict:
 def test_each_snapshot_alone_shows_what_the_admin_api_reported(kafka_run):
     quiet = list(_quiet_snapshots(kafka_run))
     assert {n for n, _ in quiet} == set(kafka_run.metadata_dirs), "a node took no snapshot"
+    expected = dict(kafka_run.expected, quorum=snapshot_quorum(kafka_run.expected))
     for node_id, snap in quiet:
         got, err = tree(snap)
         assert err == "", f"{snap}: {err}"
-        expected = expected_for(kafka_run, node_id)
-        expected = dict(expected, quorum=snapshot_quorum(expected))
         assert_same_view(f"node {node_id} {snap.name}", expected, tree_view(got, kafka_run.with_elr))
 
 
@@ -166,9 +144,6 @@ def test_every_snapshot_equals_the_log_replayed_to_its_end(kafka_run, tmp_path):
             assert err == "", f"{snap}: {err}"
             from_log, err = tree(log_dir, until_offset=end - 1)
             assert without_time_travel_notes(err) == "", f"node {node_id} log: {err}"
-            if drops_sha256_on_restart(kafka_run.version, node_id) \
-                    and not from_snapshot["scram"]["SCRAM-SHA-256"]:
-                from_log["scram"]["SCRAM-SHA-256"] = {}
             assert comparable(from_snapshot) == comparable(from_log), \
                 f"node {node_id}: {snap.name} differs from the log replayed to offset {end - 1}"
             assert from_snapshot["metadataQuorum"]["offset"] == end - 1
