@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 import struct
 
-from metashell.kraft import layouts
-from metashell.loader import append_times, batch, catalog, noop_runs
+from metashell.kraft import batch, catalog, layouts
+from metashell.loader import append_times
+from metashell.loader.fast import noop_runs
 from metashell.kraft.writer import LogWriter, record
 
 
