@@ -34,8 +34,9 @@ from typing import Callable
 
 from .buildinfo import local_entries
 from .errors import MetashellError
+from .findings import Findings
 from .fs.entities import entity_path
-from .fs.tree import build_root
+from .fs.root import build_root
 from .gcpause import no_cyclic_gc
 from .loader.live import CommittedEvent, NoticeEvent, SnapshotEvent
 from .loader.reader import FileReader
@@ -300,7 +301,10 @@ class LiveSession(ImageSession):
             limit_option="--from-offset")
         try:
             other.engine.settle()
-            return other.image, other.warnings + other.new_problems(len(other.warnings))
+            findings = Findings()
+            findings.extend(other.warnings, problems=False)
+            findings.extend(other.new_problems(len(other.warnings)), problems=True)
+            return other.image, findings
         finally:
             other.close()
 

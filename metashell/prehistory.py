@@ -21,7 +21,7 @@ from __future__ import annotations
 from .errors import MetashellError
 from .fs.entities import entity_records
 from .fs.node import lookup
-from .fs.tree import build_root
+from .fs.root import build_root
 from .replay.engine import ReplayEngine
 
 

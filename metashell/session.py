@@ -19,7 +19,7 @@ from .errors import CorruptDataError, InputError, MetashellError
 from .findings import Findings
 from .fs import paths
 from .fs.entities import entity_records
-from .fs.tree import build_root
+from .fs.root import build_root
 from .gcpause import no_cyclic_gc
 from .loader import inputs
 from .loader.append_times import SegmentAppendTimes

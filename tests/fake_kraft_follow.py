@@ -14,7 +14,7 @@ import json
 import threading
 import time
 
-from metashell.fs.tree import build_root
+from metashell.fs.root import build_root
 from metashell.kraft.batch import BatchScanner
 from metashell.loader.live import (CommittedEvent, LiveConfig, Observer, SnapshotEvent,
                                    StatusEvent, parse_controllers)

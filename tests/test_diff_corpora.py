@@ -15,14 +15,14 @@ from metashell.baseline import open_baseline
 from metashell.errors import MetashellError
 from metashell.commands import Context, run_words
 from metashell.fs.compare import compare
-from metashell.fs.tree import build_root
+from metashell.fs.root import build_root
 from metashell.fs.walk import walk
 from metashell.loader.inputs import plan
 from metashell.loader.reader import read_file
 from metashell.session import open_session
 
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
-LEFT_OUT = {("local",), ("topicIds",), ("metadataQuorum",)}
+LEFT_OUT = {("local",), ("topicIds",), ("image",), ("metadataQuorum",)}   # /image mirrors the tree
 
 
 def log_dirs_with_snapshots() -> list[Path]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from metashell.loader.deferred import API_KEY, KEPT_COUNT, KEPT_RUN, REF, kind
-from metashell.fs.tree import build_root
+from metashell.fs.root import build_root
 from metashell.loader.fast.kept_runs import kept_run, record_starts
 from metashell.loader.reader import read_file
 from metashell.kraft.writer import Out, encode_records, record

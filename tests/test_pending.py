@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from metashell.fs.tree import build_root
+from metashell.fs.root import build_root
 from metashell.kraft.primitives import uuid_to_str
 from metashell.loader.reader import read_file
 from metashell.kraft.writer import record

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from test_replay_support import TS0, Log, broker, cat, engine_over, node, write_snapshot
 
 from metashell import cli
-from metashell.fs.tree import build_root
+from metashell.fs.root import build_root
 from metashell.loader.append_times import NO_LOG, SegmentAppendTimes
 from metashell.loader.inputs import parse_snapshot_name, plan
 from metashell.loader.reader import read_file

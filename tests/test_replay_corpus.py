@@ -28,7 +28,7 @@ import pytest
 from metashell.loader.inputs import parse_snapshot_name
 from metashell.loader.reader import read_file
 from metashell.replay.engine import ReplayEngine
-from metashell.fs.tree import build_root
+from metashell.fs.root import build_root
 from metashell.session import open_session
 from test_replay_support import leaves
 

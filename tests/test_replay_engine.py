@@ -5,7 +5,7 @@ from ``read_file``."""
 
 from __future__ import annotations
 
-from metashell.fs.tree import build_root
+from metashell.fs.root import build_root
 from metashell.loader.reader import read_file
 from metashell.kraft.writer import control, record
 from metashell.replay.engine import ReplayEngine

@@ -19,7 +19,7 @@ from metashell.kraft.primitives import UUID_TEXT
 from metashell.loader.store import RecordStore, ref_file
 from metashell.kraft.writer import LogWriter, Out, build_batch, encode_records, record, write_file
 from metashell.replay.engine import ReplayEngine
-from metashell.fs.tree import build_root
+from metashell.fs.root import build_root
 from test_replay_support import TS0, Log, change, leaves, partition, problems, topic, uid, write_snapshot
 from metashell.session import open_session
 

@@ -3,7 +3,8 @@ sorting, values, redaction, and that every listed child resolves."""
 
 from __future__ import annotations
 
-from metashell.fs.tree import REDACTED, build_root
+from metashell.fs.root import build_root
+from metashell.fs.tree import REDACTED
 from metashell.fs.walk import walk
 from metashell.kraft.writer import record
 from metashell.replay.image import Image

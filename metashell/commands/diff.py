@@ -11,7 +11,7 @@ from metashell.errors import MetashellError
 from metashell.fs import paths
 from metashell.fs.compare import ADD, MODIFY, REMOVE, compare, subtree_value
 from metashell.fs.node import lookup
-from metashell.fs.tree import build_root
+from metashell.fs.root import build_root
 from metashell.render import json_text, parse_time, scalar_text, style, table_lines
 
 SAME, DIFFERENT = 0, 1

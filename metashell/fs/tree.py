@@ -43,7 +43,7 @@ class View:
         return value if self.show_secrets else REDACTED
 
 
-class _Dir(Node):
+class ViewDir(Node):
     """A directory whose children are computed from the image."""
 
     is_dir = True
@@ -55,45 +55,6 @@ class _Dir(Node):
     @property
     def image(self):
         return self.view.image
-
-
-def build_root(image, *, show_secrets: bool = False, local: dict | None = None,
-               times=None, live=None) -> "RootDir":
-    """The tree over ``image``; ``times`` gives batch append times by offset
-    (see :mod:`metashell.loader.append_times`) for the brokers' start times;
-    ``live`` the live quorum's view (live mode only)."""
-    view = View(image, show_secrets=show_secrets, local=local, times=times, live=live)
-    return RootDir("", view)
-
-
-class RootDir(_Dir):
-    _KINDS = {
-        "acls": lambda v: AclsDir("acls", v),
-        "brokers": lambda v: BrokersDir("brokers", v),
-        "clientQuotas": lambda v: QuotaEntityDir("clientQuotas", v, ()),
-        "configs": lambda v: ConfigsDir("configs", v),
-        "controllers": lambda v: ControllersDir("controllers", v),
-        "delegationTokens": lambda v: TokensDir("delegationTokens", v),
-        "features": lambda v: FeaturesDir("features", v),
-        "image": lambda v: _image_view(v),
-        "local": lambda v: local_dir(v),
-        "metadataQuorum": lambda v: quorum_dir(v),
-        "producerIds": lambda v: producer_ids_dir(v),
-        "scram": lambda v: ScramDir("scram", v),
-        "topicIds": lambda v: TopicsDir("topicIds", v, by_id=True),
-        "topics": lambda v: TopicsDir("topics", v, by_id=False),
-    }
-
-    def children(self) -> list[str]:
-        return sorted(self._KINDS)
-
-    def child(self, name: str):
-        make = self._KINDS.get(name)
-        return make(self.view) if make else None
-
-    def last_change(self):
-        img = self.image
-        return (img.last_offset, img.last_time) if img.last_offset >= 0 else None
 
 
 # -- brokers and controllers ---------------------------------------------------------
@@ -130,7 +91,7 @@ def broker_registration(b) -> dict:
     }
 
 
-class BrokersDir(_Dir):
+class BrokersDir(ViewDir):
     def children(self):
         return [str(i) for i in sorted(self.image.brokers)]
 
@@ -175,7 +136,7 @@ def start_note(offset, ms, why) -> str:
     return f"registered {iso_time(ms)}{at}"
 
 
-class ControllersDir(_Dir):
+class ControllersDir(ViewDir):
     def children(self):
         return [str(i) for i in sorted(self.image.controllers)]
 
@@ -202,7 +163,7 @@ def controller_value(c) -> dict:
 # -- topics and partitions ------------------------------------------------------------
 
 
-class TopicsDir(_Dir):
+class TopicsDir(ViewDir):
     def __init__(self, name, view, by_id: bool):
         super().__init__(name, view)
         self.by_id = by_id
@@ -219,7 +180,7 @@ class TopicsDir(_Dir):
         return TopicDir(name, self.view, t) if t is not None else None
 
 
-class TopicDir(_Dir):
+class TopicDir(ViewDir):
     """``id``, ``name`` and one directory per partition (partitions first,
     numerically; a topic may have thousands)."""
 
@@ -274,7 +235,7 @@ class TopicDir(_Dir):
         return self.topic.change
 
 
-class PartitionDir(_Dir):
+class PartitionDir(ViewDir):
     def __init__(self, name, view, topic, pid: int, state=None):
         super().__init__(name, view)
         self.topic = topic
@@ -310,7 +271,7 @@ class PartitionDir(_Dir):
 # -- configs and quotas -----------------------------------------------------------------
 
 
-class ConfigsDir(_Dir):
+class ConfigsDir(ViewDir):
     def children(self):
         return sorted({rtype for rtype, _ in self.image.configs})
 
@@ -320,7 +281,7 @@ class ConfigsDir(_Dir):
         return ConfigTypeDir(name, self.view, name)
 
 
-class ConfigTypeDir(_Dir):
+class ConfigTypeDir(ViewDir):
     def __init__(self, name, view, rtype: str):
         super().__init__(name, view)
         self.rtype = rtype
@@ -345,7 +306,7 @@ class ConfigTypeDir(_Dir):
         return DictDir(name, entries, change=change)
 
 
-class QuotaEntityDir(_Dir):
+class QuotaEntityDir(ViewDir):
     """``/clientQuotas[/<type>/<name>...]``: the quota keys of the entity named
     by the path so far, and the entity types that extend it."""
 
@@ -372,7 +333,7 @@ class QuotaEntityDir(_Dir):
         return None
 
 
-class QuotaTypeDir(_Dir):
+class QuotaTypeDir(ViewDir):
     def __init__(self, name, view, prefix: tuple, etype: str):
         super().__init__(name, view)
         self.prefix = prefix
@@ -412,7 +373,7 @@ def acl_value(d: dict) -> dict:
     }
 
 
-class AclsDir(_Dir):
+class AclsDir(ViewDir):
     def children(self):
         return sorted(self.image.acls)
 
@@ -421,7 +382,7 @@ class AclsDir(_Dir):
         return Leaf(name, acl_value(ent.value), change=ent.change) if ent else None
 
 
-class FeaturesDir(_Dir):
+class FeaturesDir(ViewDir):
     def children(self):
         return sorted(self.image.features)
 
@@ -438,7 +399,7 @@ def producer_ids_dir(view: View) -> Node:
                    change=ent.change)
 
 
-class ScramDir(_Dir):
+class ScramDir(ViewDir):
     MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 
     def children(self):
@@ -465,7 +426,7 @@ def scram_value(d: dict, view: View) -> dict:
     }
 
 
-class TokensDir(_Dir):
+class TokensDir(ViewDir):
     def children(self):
         return sorted(self.image.tokens)
 
@@ -528,13 +489,6 @@ def live_quorum_dir(values: dict) -> Node:
 def local_dir(view: View) -> Node:
     return DictDir("local", {k: Leaf(k, compute=v) if callable(v) else Leaf(k, v)
                              for k, v in view.local.items()})
-
-
-def _image_view(view: View) -> Node:
-    """``/image``: Kafka's shell tree over the same view (imported here: it
-    builds on this module)."""
-    from .image_view import image_dir
-    return image_dir(view)
 
 
 def _b64(raw) -> str:

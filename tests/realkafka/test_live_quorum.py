@@ -33,7 +33,7 @@ import pytest
 
 from fake_kraft_follow import Follow, rebuild
 from metashell.fs.node import lookup
-from metashell.fs.tree import build_root
+from metashell.fs.root import build_root
 from metashell.kraft.batch import BatchScanner
 from metashell.loader.live import (CommittedEvent, LiveConfig, SnapshotEvent, StatusEvent,
                                    parse_controllers)
