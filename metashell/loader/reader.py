@@ -348,12 +348,12 @@ class FileReader:
                     else:
                         offset = base + OFFSET_DELTAS[od]
                     unpack = run.pid_structs.get(n) or run.pid_unpacker(n)
-                    out.append(deferred.topic(
+                    out.append(deferred.topic_with_run(
                         ref_base + pos - payload, name, raw, offset,
                         base_ts + TIMESTAMP_DELTAS[ts] if append_ts is None else append_ts,
                         # uuid_text(raw), inline: one call fewer per topic
                         b2a_base64(raw, newline=False)[:22].translate(URLSAFE).decode(),
-                        deferred.partition_run(ref_base + start - payload, 3, run, unpack(buf, start), raw)))
+                        ref_base + start - payload, run, unpack(buf, start)))
                     pos = start + n * run.size
                     i += n + 1
                     continue

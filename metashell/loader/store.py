@@ -27,7 +27,7 @@ from ..errors import CorruptDataError, RecordDecodeError
 from ..kraft.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
 from ..kraft.compression import decompress
 from ..kraft.framing import frame
-from .deferred import REF, RUN_PARTITION_IDS, RUN_SHAPE
+from .deferred import run_fields
 from .fast.kept_runs import acls_decode, config_fields, config_values, record_starts
 from .fast.summary_counts import change_counts, run_counts
 from .reader import REF_BATCH_BITS, REF_POSITION_BITS, FileReader
@@ -185,7 +185,8 @@ class RecordStore:
         out = []
         batch = self._batch
         for entry in runs:
-            ref, shape, n = entry[REF], entry[RUN_SHAPE], len(entry[RUN_PARTITION_IDS])
+            ref, shape, pids, _ = run_fields(entry)
+            n = len(pids)
             _, buf, start, _, _ = batch(ref >> REF_POSITION_BITS)
             counts = run_counts(buf, start + (ref & _POSITION_MASK), shape, n)
             if counts is None:

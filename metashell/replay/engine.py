@@ -42,9 +42,9 @@ from ..loader.fast.noop_runs import NoOpRun
 from ..kraft.primitives import UUID_TEXT, uuid_from_str
 from ..loader import deferred
 from ..loader.deferred import (API_KEY, KEPT_COUNT, KEPT_RUN, PARTITION, PARTITION_ID, PARTITION_RUN,
-                               RAW_TOPIC_ID, REF, RUN_PARTITION_IDS, RUN_SHAPE, TOPIC, TOPIC_ID,
+                               RAW_TOPIC_ID, REF, RUN_PARTITION_IDS, TOPIC, TOPIC_ID,
                                TOPIC_NAME, TOPIC_OFFSET, TOPIC_RAW_ID, TOPIC_RUN, TOPIC_TIMESTAMP,
-                               TOPIC_WITH_RUN)
+                               TOPIC_WITH_RUN, run_fields)
 from ..kraft.records import CONTROL, PARTITION_KEY, UNDECODABLE, Record
 from ..kraft.schema import UNKNOWN_TAGS
 from ..loader.store import RecordStore, ref_file
@@ -560,7 +560,7 @@ class ReplayEngine:
             return None
         if len(runs) == 1:   # most topics: one run, ids 0 to n - 1 (-13% `summary` on a snapshot)
             run = runs[0]
-            ref, shape, pids, raw = run[REF], run[RUN_SHAPE], run[RUN_PARTITION_IDS], run[RAW_TOPIC_ID]
+            ref, shape, pids, raw = deferred.run_fields(run)
             n = len(pids)
             counts = self.store.run_counts(ref, shape, n)
             if counts is None:
@@ -636,7 +636,7 @@ class ReplayEngine:
         counts, seen = [], set()
         change_counts = self.store.change_counts
         for entry in topic.filed_runs or ():
-            ref, shape, pids = entry[REF], entry[RUN_SHAPE], entry[RUN_PARTITION_IDS]
+            ref, shape, pids, _ = run_fields(entry)
             run = self.store.run_counts(ref, shape, len(pids))
             if run is None:
                 continue
@@ -992,7 +992,7 @@ class ReplayEngine:
         from_runs = {}
         stamps = self._stamps
         for entry in runs or ():
-            ref, shape, pids = entry[REF], entry[RUN_SHAPE], entry[RUN_PARTITION_IDS]
+            ref, shape, pids, _ = run_fields(entry)
             got = self.store.run_data(ref, shape, len(pids))
             if got is None:
                 continue
