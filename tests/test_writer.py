@@ -273,7 +273,7 @@ def test_transactions(tmp_path):
 
 def test_record_defaults_to_newest_version_and_accepts_name_fields():
     assert record("PartitionRecord").version == 2
-    assert record("RegisterBrokerRecord").version == 3
+    assert record("RegisterBrokerRecord").version == 4
     assert record("RegisterBrokerRecord", 1).version == 1
     assert record("TopicRecord", name="x").data == {"name": "x"}
     assert control("SnapshotFooterRecord").data == {"version": 0}
