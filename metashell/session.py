@@ -271,8 +271,16 @@ def _find_leader(q, plan, time_travel: bool) -> None:
             q.voters = {v["voterId"]: {} for v in change.get("voters", ())}
             q.voters_from = "LeaderChangeMessage"
         return
-    state = plan.quorum_state
-    if not state or (time_travel and state.get("leaderEpoch") != q.leader_epoch):
+    _quorum_fallback(q, plan.quorum_state, time_travel)
+
+
+def _quorum_fallback(q, state: "dict | None", time_travel: bool = False) -> None:
+    """Without a LeaderChange record, a node's quorum-state (or a live
+    quorum's answer) says whom it knows as leader now: when travelling in
+    time, only if that is still the epoch the replay reached."""
+    if not state or q.leader_id >= 0:
+        return
+    if time_travel and state.get("leaderEpoch") != q.leader_epoch:
         return
     _quorum_fallback(q, state)
 
