@@ -282,14 +282,6 @@ def _quorum_fallback(q, state: "dict | None", time_travel: bool = False) -> None
         return
     if time_travel and state.get("leaderEpoch") != q.leader_epoch:
         return
-    _quorum_fallback(q, state)
-
-
-def _quorum_fallback(q, state: dict | None) -> None:
-    """Without LeaderChange records, the node's own quorum-state file (or, in
-    live mode, the quorum's answer) says whom it last knew as leader."""
-    if not state or q.leader_id >= 0:
-        return
     q.leader_id = state.get("leaderId", -1)
     q.leader_epoch = max(q.leader_epoch, state.get("leaderEpoch", -1))
     if not q.voters and state.get("currentVoters"):
