@@ -20,7 +20,7 @@ from ..kraft import enums
 from ..timefmt import iso_time
 from . import kafka_text as kt
 from .node import Node, TextLeaf
-from .tree import (DEFAULT_NAME, View, acl_value, broker_registration, controller_value,
+from .tree import (DEFAULT_NAME, View, ViewDir, acl_value, broker_registration, controller_value,
                    scram_value, token_value)
 
 METADATA_VERSION_FEATURE = "metadata.version"
@@ -31,18 +31,9 @@ CONFIG_TYPES = {tree: enums.CONFIG_RESOURCE_TYPES[code]
                 for code, tree in enums.CONFIG_RESOURCE_TREE_NAMES.items()}
 
 
-class _ImageDir(Node):
-    """A directory of the view: ``_entries()`` maps names to node factories."""
-
-    is_dir = True
-
-    def __init__(self, name: str, view: View):
-        super().__init__(name)
-        self.view = view
-
-    @property
-    def image(self):
-        return self.view.image
+class _ImageDir(ViewDir):
+    """A directory of the view: ``_entries()`` maps names to node factories,
+    listed in Java's order."""
 
     def _entries(self) -> dict:
         return {}
