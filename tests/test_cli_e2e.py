@@ -202,7 +202,7 @@ def test_interactive_on_the_bundled_example(tmp_path):
     child.expect_exact("orders\r\n")
     prompt(child, "/topics/orders")
     child.sendline("ls -l id")
-    child.expect(r"-  22  \S*\d+  \S*20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z  id")   # \u2264: from the snapshot
+    child.expect(r"-\s+22\s+\S*\d+  \S*20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z  id")   # \u2264: from the snapshot
     prompt(child, "/topics/orders")
     child.sendline("exit")
     child.expect(pexpect.EOF)
