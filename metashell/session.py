@@ -434,6 +434,8 @@ class _Loader:
             if not batch.is_control:
                 written, epoch = max(written, batch.header.max_timestamp), batch.header.epoch
         engine.end_snapshot()
+        image = engine.image
+        image.snapshot_offset, image.snapshot_written = image.last_offset, written
         if engine.image.last_time < 0:
             engine.image.last_time = written
         if engine.image.last_epoch < 0:

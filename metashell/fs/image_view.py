@@ -74,9 +74,13 @@ class ImageDir(_ImageDir):
 
 def provenance_leaf(view: View) -> Node:
     """The offset, epoch and time of what was applied last: log offsets, also
-    for a snapshot (Kafka's shell shows a snapshot's offsets inside the file)."""
+    for a snapshot (Kafka's shell shows a snapshot's offsets inside the file);
+    for a snapshot with nothing applied after it, the time its batches were
+    appended, as Kafka's shell shows it."""
     img = view.image
     offset, epoch, ms = img.last_offset, img.last_epoch, img.last_time
+    if img.snapshot_written >= 0 and offset <= img.snapshot_offset:
+        ms = img.snapshot_written
     value = {"offset": offset, "epoch": epoch, "time": iso_time(ms)}   # as /metadataQuorum/time
     return TextLeaf("provenance", value, text=lambda: kt.provenance(offset, epoch, ms))
 

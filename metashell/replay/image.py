@@ -291,6 +291,10 @@ class Image:
     last_offset: int = -1                                   # last applied record offset (log offsets)
     last_time: int = -1                                     # append time of the last applied batch
     last_epoch: int = -1                                    # leader epoch of the last applied data batch
+    # the snapshot loaded: its last offset, and when its batches were appended (Kafka's
+    # shell shows that time as a snapshot's provenance; last_time is its last record's)
+    snapshot_offset: int = -1
+    snapshot_written: int = -1
     # entity key -> [records], oldest first; a TopicRecord read on the loader's fast
     # path is there as its deferred ref (an int), alone bare: see records(). A topic
     # made on the fast path and not changed since has no entry: its TopicState's
