@@ -74,15 +74,18 @@ class ImageDir(_ImageDir):
 
 def provenance_leaf(view: View) -> Node:
     """The offset, epoch and time of what was applied last: log offsets, also
-    for a snapshot (Kafka's shell shows a snapshot's offsets inside the file);
-    for a snapshot with nothing applied after it, the time its batches were
-    appended, as Kafka's shell shows it."""
+    for a snapshot (Kafka's shell shows a snapshot's offsets inside the file).
+    Its text gives, for a snapshot with nothing applied after it, the time its
+    batches were appended, as Kafka's shell does; its JSON the time of the
+    last record, as /metadataQuorum/time (a snapshot and the log replayed to
+    its end give the same)."""
     img = view.image
     offset, epoch, ms = img.last_offset, img.last_epoch, img.last_time
+    value = {"offset": offset, "epoch": epoch, "time": iso_time(ms)}
+    shown = ms
     if img.snapshot_written >= 0 and offset <= img.snapshot_offset:
-        ms = img.snapshot_written
-    value = {"offset": offset, "epoch": epoch, "time": iso_time(ms)}   # as /metadataQuorum/time
-    return TextLeaf("provenance", value, text=lambda: kt.provenance(offset, epoch, ms))
+        shown = img.snapshot_written
+    return TextLeaf("provenance", value, text=lambda: kt.provenance(offset, epoch, shown))
 
 
 # -- cluster ------------------------------------------------------------------------
