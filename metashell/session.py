@@ -438,6 +438,8 @@ class _Loader:
         image.snapshot_offset, image.snapshot_written = image.last_offset, written
         if engine.image.last_time < 0:
             engine.image.last_time = written
+        if engine.image.data_time < 0:
+            engine.image.data_time = engine.image.last_time
         if engine.image.last_epoch < 0:
             engine.image.last_epoch = epoch
         return footer

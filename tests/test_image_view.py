@@ -131,3 +131,29 @@ def test_the_old_shells_paths_are_in_the_native_tree(tmp_path):
     assert node(s.root, "/metadataQuorum/offset").value() == 0
     commit = node(s.root, "/local/commitId").value()
     assert commit == "unknown" or len(commit) == 16
+
+
+def test_provenance_is_the_last_data_batch_as_in_kafkas_shell(tmp_path):
+    """A log ending in control batches (a new leader's LeaderChange): Kafka's
+    shell (4.3.1, checked on a real controller's log cut after such batches)
+    shows the last data batch's offset, epoch and time; so does /image; the
+    native tree's last offset still counts every batch."""
+    from metashell.kraft.writer import LogWriter, segment_name
+    from metashell.session import open_session
+    w = LogWriter(0, epoch=1, timestamp=1_700_000_000_000)
+    w.batch([record("FeatureLevelRecord", name="metadata.version", featureLevel=7)])
+    w.batch([broker(1)], timestamp=1_700_000_000_500)
+    w.leader_change(2, [1, 2, 3], epoch=2, timestamp=1_700_000_009_000)
+    path = tmp_path / segment_name(0)
+    w.write(path)
+    session = open_session(path)
+    status, out, _ = run(session, "cat", "/image/provenance")
+    assert (status, out) == (0, "offset 1, epoch 1, time 2023-11-14T22:13:20.5Z[UTC]\n")
+    _, out, _ = run(session, "cat", "/image/provenance", output="json")
+    assert json.loads(out) == {"offset": 1, "epoch": 1, "time": "2023-11-14T22:13:20.500Z"}
+    _, out, _ = run(session, "cat", "/metadataQuorum/offset")
+    assert out.strip() == "2"
+    w.batch([record("NoOpRecord")], timestamp=1_700_000_010_000)
+    w.write(path)
+    _, out, _ = run(open_session(path), "cat", "/image/provenance")
+    assert out == "offset 3, epoch 2, time 2023-11-14T22:13:30Z[UTC]\n"

@@ -169,7 +169,7 @@ def test_one_shot_watch_that_loses_the_quorum_says_so_and_gives_up_in_time(tmp_p
             proc.kill()
     lines = err.splitlines()
     assert proc.returncode == 1 and out == "", err
-    assert lines[0].startswith("kafka-metadata-shell: quorum lost (") and "giving up after 2 s" in lines[0]
+    assert lines[0].startswith("kafka-metadata-shell: quorum lost (") and "giving up after 2 s" in lines[0], lines
     assert lines[-1].startswith("kafka-metadata-shell: lost the quorum: no controller answered a "
                                 "Fetch again within 2 s (tried "), lines
     assert "Traceback" not in err

@@ -73,14 +73,15 @@ class ImageDir(_ImageDir):
 
 
 def provenance_leaf(view: View) -> Node:
-    """The offset, epoch and time of what was applied last: log offsets, also
-    for a snapshot (Kafka's shell shows a snapshot's offsets inside the file).
-    Its text gives, for a snapshot with nothing applied after it, the time its
+    """The offset, epoch and time of the last data batch applied: log offsets,
+    also for a snapshot (Kafka's shell shows a snapshot's offsets inside the
+    file); control batches after it (a new leader's LeaderChange, KRaftVersion,
+    Voters) do not move it, as in Kafka's shell. Its text gives, for a snapshot with nothing applied after it, the time its
     batches were appended, as Kafka's shell does; its JSON the time of the
     last record, as /metadataQuorum/time (a snapshot and the log replayed to
     its end give the same)."""
     img = view.image
-    offset, epoch, ms = img.last_offset, img.last_epoch, img.last_time
+    offset, epoch, ms = img.data_offset, img.last_epoch, img.data_time
     value = {"offset": offset, "epoch": epoch, "time": iso_time(ms)}
     shown = ms
     if img.snapshot_written >= 0 and offset <= img.snapshot_offset:

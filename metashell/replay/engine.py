@@ -123,10 +123,10 @@ class ReplayEngine:
         self._txn = None
         self._snapshot = (end_offset - 1 if end_offset is not None else None, timestamp)
         if end_offset is not None:
-            self.image.last_offset = end_offset - 1
+            self.image.last_offset = self.image.data_offset = end_offset - 1
             self._skip_before = end_offset
         if timestamp is not None:
-            self.image.last_time = timestamp
+            self.image.last_time = self.image.data_time = timestamp
         if epoch >= 0:
             self.image.quorum.leader_epoch = epoch
             self.image.last_epoch = epoch
@@ -248,6 +248,8 @@ class ReplayEngine:
             self.image.last_time = max(self.image.last_time, h.max_timestamp)
             if not h.is_control:
                 self.image.last_epoch = h.epoch
+                self.image.data_offset = self.image.last_offset
+                self.image.data_time = self.image.last_time
         return True
 
     def _kept_run(self, rec: deferred.KeptRun, in_snapshot: bool) -> "list | None":
@@ -298,6 +300,8 @@ class ReplayEngine:
                         self.image.last_offset = max(self.image.last_offset, last.offset)
                         self.image.last_time = max(self.image.last_time, last.timestamp)
                         self.image.last_epoch = h.epoch
+                        self.image.data_offset = self.image.last_offset
+                        self.image.data_time = self.image.last_time
                     return False
             self._batch_last = rec
             self.apply(rec, h)
@@ -315,8 +319,8 @@ class ReplayEngine:
                     and (self.until_time is None or h.max_timestamp <= self.until_time)):
                 self._count("NoOpRecord", run.count)
                 image = self.image
-                image.last_offset = max(image.last_offset, h.last_offset)
-                image.last_time = max(image.last_time, h.max_timestamp)
+                image.last_time = image.data_time = max(image.last_time, h.max_timestamp)
+                image.last_offset = image.data_offset = max(image.last_offset, h.last_offset)
                 image.last_epoch = h.epoch
                 return True
         for batch in run.batches():
@@ -331,8 +335,8 @@ class ReplayEngine:
         image = self.image
         if self.until_offset is None or h.last_offset <= self.until_offset:
             self._changes.add(file_no, h.position, h.end, entries)
-            image.last_offset = max(image.last_offset, h.last_offset)
-            image.last_time = max(image.last_time, h.max_timestamp)
+            image.last_time = image.data_time = max(image.last_time, h.max_timestamp)
+            image.last_offset = image.data_offset = max(image.last_offset, h.last_offset)
             image.last_epoch = h.epoch
             return True
         kept, last = [], None
@@ -348,8 +352,8 @@ class ReplayEngine:
         self.reached_limit = True
         if last is not None:
             self._changes.add(file_no, h.position, h.end, kept)
-            image.last_offset = max(image.last_offset, last.offset)
-            image.last_time = max(image.last_time, last.timestamp)
+            image.last_time = image.data_time = max(image.last_time, last.timestamp)
+            image.last_offset = image.data_offset = max(image.last_offset, last.offset)
             image.last_epoch = h.epoch
         return False
 
@@ -813,6 +817,7 @@ class ReplayEngine:
                 self._snapshot = (self._snapshot[0], d["lastContainedLogTimestamp"])
                 if self._snapshot[0] is not None:   # the image is as of the snapshot's last record
                     self.image.last_time = max(self.image.last_time, self._snapshot[1])
+                    self.image.data_time = self.image.last_time
             return
         else:
             return

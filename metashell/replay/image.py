@@ -291,6 +291,10 @@ class Image:
     last_offset: int = -1                                   # last applied record offset (log offsets)
     last_time: int = -1                                     # append time of the last applied batch
     last_epoch: int = -1                                    # leader epoch of the last applied data batch
+    # the last applied data batch's last offset and time: Kafka's image provenance,
+    # which control batches (LeaderChange, KRaftVersion, Voters) do not advance
+    data_offset: int = -1
+    data_time: int = -1
     # the snapshot loaded: its last offset, and when its batches were appended (Kafka's
     # shell shows that time as a snapshot's provenance; last_time is its last record's)
     snapshot_offset: int = -1

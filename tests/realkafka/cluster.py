@@ -53,6 +53,10 @@ def _kill_leftovers() -> None:
 atexit.register(_kill_leftovers)
 
 
+class NodeExited(RuntimeError):
+    """A Kafka JVM stopped by itself while the harness waited for it."""
+
+
 def kafka_uuid() -> str:
     """A random Kafka Uuid in its text form (URL-safe base64, no padding);
     like Kafka's own, never one starting with '-' (a command line would take
@@ -375,9 +379,17 @@ class KafkaCluster:
 
     def _check_alive(self, node: KafkaNode) -> None:
         if node.process is not None and node.process.poll() is not None:
-            raise RuntimeError(
+            raise NodeExited(
                 f"Kafka {self.version} node {node.node_id} exited with status "
-                f"{node.process.returncode}; see {node.dir}/server.log")
+                f"{node.process.returncode}; see {node.dir}/server.log; its last "
+                f"errors: {self.last_errors(node.node_id)}")
+
+    def last_errors(self, node_id: int, count: int = 6) -> str:
+        """The node's last log lines that say why it stopped (FATAL and ERROR
+        lines, exceptions, the JVM's own complaints), for a one-line report."""
+        lines = [line.strip() for line in self.logs(node_id).splitlines()
+                 if any(word in line for word in ("FATAL", "ERROR", "Exception", "Error:"))]
+        return " | ".join(lines[-count:]) or "none logged"
 
     def _wait_listening(self, node: KafkaNode, port: int, deadline: float) -> None:
         while True:

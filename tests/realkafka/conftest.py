@@ -11,13 +11,14 @@ unless it parametrizes ``kafka_version`` itself.
 from __future__ import annotations
 
 import shutil
+import sys
 import tempfile
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
-from .cluster import ACTIVE
+from .cluster import ACTIVE, NodeExited
 from .jars import require_java_and_maven, selected_versions
 from .workload import KafkaRun, run_release
 
@@ -57,14 +58,29 @@ def kafka_run(kafka_version, kafka_workdir) -> KafkaRun:
     require_java_and_maven()
     run = _RUNS.get(kafka_version)
     if run is None:
-        try:
-            run = run_release(kafka_version, kafka_workdir / kafka_version)
-        except Exception as e:  # noqa: BLE001 - remembered for the other modules
-            run = e
+        run = _run_release_once_more_if_a_node_died(kafka_version, kafka_workdir)
         _RUNS[kafka_version] = run
     if isinstance(run, BaseException):
         pytest.fail(f"Kafka {kafka_version}: the workload run failed: {run}")
     return run
+
+
+def _run_release_once_more_if_a_node_died(version: str, workdir: Path) -> "KafkaRun | Exception":
+    """The workload run of ``version``, or why it failed. A JVM that died or
+    never listened is Kafka's or the machine's trouble, not metashell's: the
+    run is repeated once, in a fresh directory, after saying why on stderr;
+    any other failure, or a second one, is the answer."""
+    try:
+        return run_release(version, workdir / f"{version}-1")
+    except (NodeExited, TimeoutError) as e:
+        print(f"Kafka {version}: the workload cluster failed ({e}); running it once more",
+              file=sys.stderr)
+    except Exception as e:  # noqa: BLE001 - remembered for the other modules
+        return e
+    try:
+        return run_release(version, workdir / f"{version}-2")
+    except Exception as e:  # noqa: BLE001
+        return e
 
 
 def pytest_collection_modifyitems(config, items):
