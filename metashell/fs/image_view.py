@@ -45,6 +45,15 @@ class _ImageDir(ViewDir):
         make = self._entries().get(name)
         return make() if make is not None else None
 
+    def entries(self):
+        """Every child, from one ``_entries()`` (a lookup by name each would
+        make the mapping once per child: quadratic in a big ``configs``)."""
+        made = self._entries()
+        for name in kt.java_sorted(made):
+            node = made[name]()
+            if node is not None:
+                yield name, node
+
 
 def image_dir(view: View) -> Node:
     """The ``/image`` directory over ``view`` (the native tree's view)."""
@@ -126,7 +135,7 @@ class TopicsDir(_ImageDir):
                 "byId": lambda: TopicIndexDir("byId", self.view, by_id=True)}
 
 
-class TopicIndexDir(_ImageDir):
+class TopicIndexDir(ViewDir):
     def __init__(self, name, view, by_id: bool):
         super().__init__(name, view)
         self.by_id = by_id
@@ -140,7 +149,7 @@ class TopicIndexDir(_ImageDir):
         return TopicDir(name, self.view, t) if t is not None else None
 
 
-class TopicDir(_ImageDir):
+class TopicDir(ViewDir):
     """``id``, ``name`` and one file per partition."""
 
     def __init__(self, name, view, topic):
@@ -251,7 +260,7 @@ class AclsDir(_ImageDir):
         return {"byId": lambda: AclsByIdDir("byId", self.view)}
 
 
-class AclsByIdDir(_ImageDir):
+class AclsByIdDir(ViewDir):
     def children(self):
         return kt.java_sorted(self.image.acls)
 
@@ -311,7 +320,7 @@ class ScramMechanismDir(_ImageDir):
         return TextLeaf(user, value, text=lambda: kt.scram(value), change=ent.change)
 
 
-class TokensDir(_ImageDir):
+class TokensDir(ViewDir):
     def children(self):
         return kt.java_sorted(self.image.tokens)
 
