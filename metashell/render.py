@@ -190,6 +190,16 @@ def json_text(value: Any) -> str:
         return _COMPACT(value)
 
 
+def json_lines(values: list) -> str:
+    """:func:`json_text` of each of ``values``, each ending in a newline, made
+    at once (``log`` writes a million: one decode per batch, not per line)."""
+    try:
+        return b"\n".join([_orjson_dumps(v, default=_json_default, option=_NON_STR_KEYS)
+                            for v in values]).decode() + "\n"
+    except TypeError:
+        return "".join([json_text(v) + "\n" for v in values])
+
+
 def iso_time(ms: "int | None") -> str:
     """``2024-05-10T20:06:51.486Z`` for a timestamp in ms since the epoch;
     ``-`` for ``None``."""
