@@ -23,6 +23,9 @@ Every record of the files in file order, as written: a snapshot's offsets
 are its own (from 0), as kafka-dump-log shows them; nothing is replayed,
 merged or dropped. A log dir lists every segment (with --snapshots also its
 bootstrap.checkpoint and every snapshot, before them); a file lists itself.
+With -C (a live quorum): the batches fetched so far, in log order (with
+--snapshots first the snapshot the leader sent, if it sent one), named
+'log fetched from controllers ...'; the newest 256 MiB of them are kept.
 With several files, text mode opens each with a '# FILE' line.
 
 Text: one line per record: offset, ISO-8601 UTC time, type, version
@@ -78,14 +81,19 @@ Examples:
 
     def run(self, ctx, args) -> int:
         plan = getattr(ctx.session, "plan", None)
-        if plan is None:
-            ctx.error("log: not available here: a live quorum's log is not kept (use -s "
-                      "on a copy of the controller's metadata log dir)")
+        fetched = getattr(ctx.session, "fetched_log", None)
+        if plan is None and fetched is None:
+            ctx.error("log: not available here: no files or quorum were read")
             return FAILED
         window = _window(args)
         if args.batches and (args.type or args.entity):
             raise UsageProblem("--type and --entity select records, not --batches")
-        files = log_files(plan, snapshots=args.snapshots)
+        if plan is not None:
+            files = log_files(plan, snapshots=args.snapshots)
+        else:   # a live quorum: what was fetched so far
+            files, notes = fetched(snapshots=args.snapshots)
+            for note in notes:
+                ctx.error(WARNING_PREFIX + note)
         if args.batches:
             return _print_batches(ctx, files, window)
         keep = _record_filter(ctx, args)
@@ -161,7 +169,7 @@ def _print_records(ctx, files, window: LogWindow, keep) -> int:
         for path in files:
             walk = LogWalk(path, window)
             if len(files) > 1 and not ctx.json:
-                write(f"# {path}\n")
+                write(f"# {walk.path}\n")
             for batch in walk:
                 if batch.damage is not None:
                     out.flush()
@@ -183,7 +191,7 @@ def _print_batches(ctx, files, window: LogWindow) -> int:
     for path in files:
         walk = LogWalk(path, window, records=False)
         if len(files) > 1 and not ctx.json:
-            write(f"# {path}\n")
+            write(f"# {walk.path}\n")
         for batch in walk:
             if batch.damage is not None:
                 status = FAILED

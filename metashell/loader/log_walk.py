@@ -162,6 +162,16 @@ def quick_records(buf, h: BatchHeader) -> "list | None":
     return out if pos == end else None
 
 
+@dataclass(frozen=True)
+class Fetched:
+    """Batches fetched from a live quorum, as ``log`` reads them: whole
+    batches in log order (a snapshot, or the log after it), named by
+    ``name`` where a file would be named by its path."""
+
+    name: str
+    data: bytes
+
+
 @dataclass(slots=True)
 class LogBatch:
     """One batch of a file as written: its header (None when even its
@@ -184,8 +194,13 @@ class LogWalk:
     (a torn last batch, zero padding)."""
 
     def __init__(self, path, window: LogWindow = _EVERYTHING, *, records: bool = True):
-        self.reader = FileReader(path, skip_damage=True)
-        self.path = self.reader.path
+        """``path``: a file, or :class:`Fetched` batches of a live quorum."""
+        if isinstance(path, Fetched):
+            self.reader = FileReader(path.name, skip_damage=True, buf=path.data)
+            self.path = path.name
+        else:
+            self.reader = FileReader(path, skip_damage=True)
+            self.path = self.reader.path
         self.window = window
         self.read_records = records
         self.everything = window.everything
