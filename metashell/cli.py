@@ -8,7 +8,9 @@ following in the background).
 Three modes, one dispatcher (``metashell.commands.run_words``/``run_line``):
 
 * one-shot: ``kafka-metadata-shell -s PATH ls -l /topics``: the words after
-  the options are the command, passed through untouched (even ``-l``);
+  the options are the command, passed through untouched (even ``-l``); a
+  one-shot ``log`` of files opens them planned, not replayed
+  (``metashell.planned_session``);
 * script: no command and stdin is not a terminal: each line of stdin is a
   command (blank lines and ``#`` comments skipped; ``exit`` stops);
 * interactive: no command and stdin is a terminal: the prompt-toolkit REPL.
@@ -110,6 +112,11 @@ class _EmptySession:
     def __init__(self):
         from metashell.fs.node import DictDir
         self.root = DictDir("")
+
+
+def _default_open_planned(path, **kwargs):
+    from metashell.planned_session import open_planned_session
+    return open_planned_session(path, **kwargs)
 
 
 def _empty_session(path, **kwargs):
@@ -399,6 +406,10 @@ def make_cli(open_session: "Callable[..., Any] | None" = None,
             opener_here, source = live_opener, None
         else:
             opener_here, source = opener, snapshot
+            if (command and command[0] == "log" and opener is _default_open_session
+                    and until_offset is None and until_time is None and not strict):
+                # log prints the files as written: planned, loaded only if asked (--entity)
+                opener_here = _default_open_planned
         stdout, stderr = sys.stdout, sys.stderr
         if hasattr(stdout, "reconfigure"):
             try:

@@ -39,6 +39,7 @@ from .fs.entities import entity_path
 from .fs.root import build_root
 from .gcpause import no_cyclic_gc
 from .loader.live import CommittedEvent, NoticeEvent, SnapshotEvent
+from .loader.log_walk import Fetched
 from .loader.reader import FileReader
 from .replay.describe import describe
 from .replay.engine import ReplayEngine
@@ -46,6 +47,7 @@ from .session import ImageSession, _Loader
 from .timefmt import iso_time
 
 BACKLOG = 10_000     # changes kept between catch-up and the first `watch`
+LOG_KEPT = 256 << 20   # bytes of the fetched log kept for `log` (the oldest batches go first)
 DESCRIBE_TTL = 1.0   # seconds a DescribeQuorum answer is reused (one `tree /` asks once)
 STATES = {"connecting": "connecting", "catching-up": "catching up", "election": "election",
           "lost": "quorum lost"}
@@ -83,6 +85,12 @@ class LiveSession(ImageSession):
         self._problems: list[str] = []  # problems of every image so far, as reported
         self._engine_problems = 0       # how many of the current engine's were taken
         self._described = (0.0, None)   # (monotonic time, quorum view)
+        # what was fetched, for `log`: the latest snapshot, the log's batches since
+        # (each event's whole batches, oldest first), and what was let go of them
+        self._fetched_snapshot: SnapshotEvent | None = None
+        self._fetched: deque = deque()
+        self._fetched_bytes = 0
+        self._dropped = (0, 0)          # (events, bytes) no longer kept
         self.root = build_root(self.image, show_secrets=show_secrets, local=self._local(),
                                live=self.quorum_view)
         self._thread = threading.Thread(target=self._follow, name="metashell-follower",
@@ -185,6 +193,7 @@ class LiveSession(ImageSession):
         with self.lock:
             self._take_problems()
             self._problems.extend(warnings)
+            self._fetched_snapshot = event
             self.engine, self._engine_problems = engine, 0
             self.root.view.image = engine.image
             self._leader_fallback()
@@ -199,7 +208,37 @@ class LiveSession(ImageSession):
             for batch in reader:
                 if not engine.apply_batch(batch):
                     break
+            self._keep(event.data)
         self._report(event.last_offset + 1)
+
+    # -- log ---------------------------------------------------------------------------
+
+    def _keep(self, data: bytes) -> None:
+        """Keep a committed event's batches for ``log`` (under the lock), the
+        oldest let go past :data:`LOG_KEPT` bytes."""
+        self._fetched.append(data)
+        self._fetched_bytes += len(data)
+        while self._fetched_bytes > LOG_KEPT and len(self._fetched) > 1:
+            old = self._fetched.popleft()
+            self._fetched_bytes -= len(old)
+            self._dropped = (self._dropped[0] + 1, self._dropped[1] + len(old))
+
+    def fetched_log(self, snapshots: bool = False) -> tuple[list, list[str]]:
+        """What ``log`` reads of a live quorum: the log's batches fetched so
+        far, in log order (after, with ``snapshots``, the snapshot the
+        leader sent, if it sent one), as
+        :class:`~metashell.loader.log_walk.Fetched`; and notes on what is
+        no longer kept."""
+        with self.lock:
+            snap, chunks, dropped = self._fetched_snapshot, list(self._fetched), self._dropped
+        out, notes = [], []
+        if snapshots and snap is not None:
+            out.append(Fetched(snap.source, bytes(snap.data)))
+        out.append(Fetched(f"log fetched from {self.source}", b"".join(chunks)))
+        if dropped[0]:
+            notes.append(f"the first {dropped[1]:,} bytes of the log fetched are no longer kept "
+                         f"(log keeps the last {LOG_KEPT >> 20} MiB)")
+        return out, notes
 
     def _status(self, event) -> None:
         before = self.state()

@@ -11,6 +11,8 @@ since ``diff`` loads again). Both must print the same, byte for byte, for:
 * ``summary``, as JSON;
 * ``changes`` of every topic, partition and broker, as JSON;
 * ``diff --from-offset`` at the middle of what was loaded, and ``--stat``;
+* ``log --snapshots``, as JSON (its plain batches are read by
+  ``loader.log_walk.quick_records``, the others by the reader);
 * the problems reported, after all of the above.
 
 A test gives it a path (a file or a log dir) and open options
@@ -60,6 +62,7 @@ def command_lines(session) -> list[list[str]]:
     middle = max(session.image.last_offset, 0) // 2
     words.append(["diff", "--from-offset", str(middle)])
     words.append(["diff", "--stat", "--from-offset", str(middle)])
+    words.append(["log", "--snapshots"])   # log's plain batches are read apart from the reader
     return words
 
 

@@ -331,3 +331,33 @@ def test_completion_of_options_entities_and_types():
     assert "--batches" in complete_line(ctx, "log --b")[1]
     assert complete_line(ctx, "log --entity /bro")[1] == ["/brokers/"]
     assert complete_line(ctx, "log --type Topic,PartitionC")[1] == ["Topic,PartitionChangeRecord"]
+
+
+# ------------------------------------------------------------------ one-shot: planned, not replayed
+
+def test_one_shot_log_plans_the_files_and_replays_nothing_unless_asked(monkeypatch):
+    from metashell import cli
+    from metashell.planned_session import PlannedSession
+
+    opened = []
+    real = PlannedSession.loaded
+
+    def loaded(self):
+        opened.append(self.source)
+        return real(self)
+    monkeypatch.setattr(PlannedSession, "loaded", loaded)
+    for words in (["log"], ["-o", "json", "log", "--snapshots"], ["log", "--batches"],
+                  ["log", "--entity", "/topics/orders"], ["log", "--type", "Topic"]):
+        out, err = io.StringIO(), io.StringIO()
+        monkeypatch.setattr("sys.stdout", out)
+        monkeypatch.setattr("sys.stderr", err)
+        status = cli.main(["-s", str(EXAMPLE), *words], standalone_mode=False)
+        output = "json" if "json" in words else "text"
+        command = words[words.index("log"):]
+        expected = run(EXAMPLE, *command[1:], output=output)
+        # what a loaded session prints, and the load's warnings before it
+        assert (status, out.getvalue()) == expected[:2], words
+        assert expected[2] in err.getvalue()
+        # the image is loaded only for --entity (topic names)
+        assert bool(opened) == ("--entity" in words), words
+        opened.clear()

@@ -88,3 +88,58 @@ def test_ls_long_header_and_partition_text():
     assert '  "replicas": [1, 2, 3],' in out.splitlines()
     _, out, _ = sh(s, "partitions", "/topics/orders/0", output="json")
     assert json.loads(out)[0]["leaderRecoveryState"] == "RECOVERED"
+
+
+TOKEN_TIMES = ("issueTimestamp", "maxTimestamp", "expirationTimestamp")
+
+
+def _iso(ms: int) -> str:
+    from datetime import datetime, timezone
+    t = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def test_token_times_are_iso_in_text_and_epoch_ms_in_json():
+    s = open_session(EXAMPLE)
+    token = sh(s, "ls", "/delegationTokens")[1].split()[0]
+    path = f"/delegationTokens/{token}"
+    value = json.loads(sh(s, "cat", path, output="json")[1])
+    assert all(type(value[k]) is int for k in TOKEN_TIMES)
+    assert json.loads(sh(s, "tree", "/delegationTokens", output="json")[1]) == {token: value}
+    for words in (["cat", path], ["tree", "/delegationTokens"], ["cat", "/delegationTokens/*"]):
+        out = sh(s, *words)[1]
+        for k in TOKEN_TIMES:
+            assert f'"{k}": "{_iso(value[k])}"' in out, (words, k)
+        assert str(value["issueTimestamp"]) not in out
+    # the rest of the token as it was, Kafka's own string under /image as Kafka prints it
+    assert f'"owner": "{value["owner"]}"' in sh(s, "cat", path)[1]
+    image = sh(s, "cat", f"/image/delegationToken/{token}")[1]
+    assert f"issueTimestamp={value['issueTimestamp']}" in image
+
+
+def test_fenced_brokers_are_red_in_ls_only_with_colour():
+    s = open_session(EXAMPLE)
+    fenced = set(json.loads(sh(s, "summary", output="json")[1])["brokers"]["fenced"])
+    brokers = sh(s, "ls", "/brokers")[1].split()
+    assert fenced and set(map(int, brokers)) - fenced
+    for long in ([], ["-l"]):
+        coloured = sh(s, "ls", *long, "/brokers", color=True)[1]
+        for b in brokers:
+            assert (f"\x1b[1;31m{b}\x1b[0m" in coloured) == (int(b) in fenced), (long, b)
+            assert (f"\x1b[1;34m{b}\x1b[0m" in coloured) == (int(b) not in fenced), (long, b)
+        assert "\x1b[" not in sh(s, "ls", *long, "/brokers")[1]
+
+
+def test_no_colour_when_not_a_terminal_or_no_color(monkeypatch, capsys):
+    from metashell import cli
+    for env in ({}, {"NO_COLOR": "1"}):
+        for k, v in env.items():
+            monkeypatch.setenv(k, v)
+        monkeypatch.setattr(cli, "_isatty", lambda stream: True)      # a terminal
+        assert cli.main(["-s", str(EXAMPLE), "ls", "/brokers"], standalone_mode=False) == 0
+        out = capsys.readouterr().out
+        assert ("\x1b[1;31m" in out) == (not env)
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setattr(cli, "_isatty", lambda stream: False)
+    assert cli.main(["-s", str(EXAMPLE), "ls", "/brokers"], standalone_mode=False) == 0
+    assert "\x1b[" not in capsys.readouterr().out

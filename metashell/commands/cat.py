@@ -79,7 +79,7 @@ Errors: 'cat: PATH: no such file or directory' when nothing matches,
         text = match.node.text()   # Kafka's strings under /image
         if text is not None:
             pass
-        elif isinstance(value, (dict, list)):
+        elif isinstance(value := match.node.text_value(value), (dict, list)):
             text = highlight_json(value_text(value), ctx.color)
         else:
             text = value_text(value)

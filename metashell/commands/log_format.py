@@ -14,8 +14,8 @@ from metashell.kraft.layouts import BATCH_HEADER, compiled
 from metashell.kraft.batch import (ATTR_CODEC, ATTR_CONTROL, ATTR_TRANSACTIONAL, CODEC_NAMES,
                                     LOG_OVERHEAD)
 from metashell.loader.log_walk import LogBatch
-from metashell.render import json_text
-from metashell.replay.describe import describe
+from metashell.render import json_lines, json_text
+from metashell.replay.describe import describe, describer
 from metashell.timefmt import iso_time
 
 _SCRAM_APIS = (11,)      # UserScramCredentialRecord: salts and keys
@@ -44,17 +44,31 @@ def _hide_bytes(value):
 
 
 class _Times:
-    """ISO text of epoch ms, the last one kept."""
+    """ISO text of epoch ms, the last one kept, and the text up to the
+    seconds of the last second (a controller's batches come ms apart: most
+    times need only their milliseconds written, not a strftime)."""
 
-    __slots__ = ("ms", "text")
+    __slots__ = ("ms", "text", "second", "prefix")
 
     def __init__(self):
         self.ms, self.text = None, "-"
+        self.second, self.prefix = None, ""
 
     def __call__(self, ms: int) -> str:
-        if ms != self.ms:
-            self.ms, self.text = ms, iso_time(ms) or "-"
-        return self.text
+        if ms == self.ms:
+            return self.text
+        self.ms = ms
+        if ms is None or ms < 0:
+            self.text = "-"
+            return "-"
+        second, milli = divmod(ms, 1000)
+        if second == self.second:
+            text = self.text = f"{self.prefix}{milli:03d}Z"
+            return text
+        text = self.text = iso_time(ms) or "-"
+        if text.endswith("Z"):
+            self.second, self.prefix = second, text[:-4]
+        return text
 
 
 class RecordFormat:
@@ -65,23 +79,41 @@ class RecordFormat:
         self.json = json
         self.show_secrets = show_secrets
         self.time = _Times()
+        self.describers: dict = {}   # record name -> its describer
 
     def lines(self, batch: LogBatch, records: list) -> str:
         """The lines of ``records`` (of ``batch``), each ending in a newline."""
         if not self.json:
             return self._text(records)
-        control = batch.header.is_control
-        return "".join([self._json(r, control) for r in records])
+        control, doc = batch.header.is_control, self._doc
+        return json_lines([doc(r, control) for r in records])
 
     def _text(self, records: list) -> str:
         """Text lines, made in one loop (a method call per record fewer:
-        ``log`` prints hundreds of thousands a second)."""
-        time, show = self.time, self.show_secrets
-        return "".join([f"{r.offset} {time(r.timestamp)} {r.name} "
-                        f"{'v-' if r.version is None else 'v' + str(r.version)} "
-                        f"{describe(r, show)}\n" for r in records])
+        ``log`` prints hundreds of thousands a second), each summary by its
+        type's describer, looked up once per type."""
+        time, show, describers = self.time, self.show_secrets, self.describers
+        lines = []
+        add = lines.append
+        ms, when = time.ms, time.text   # a batch's records mostly share its time
+        for r in records:
+            d, name = r.data, r.name
+            if r.timestamp != ms:
+                ms = r.timestamp
+                when = time(ms)
+            if d is None:
+                summary = describe(r, show)
+            else:
+                fn = describers.get(name)
+                if fn is None:
+                    fn = describers[name] = describer(name)
+                summary = fn(d, show)
+            version = r.version
+            add(f"{r.offset} {when} {name} "
+                f"{'v-' if version is None else 'v' + str(version)} {summary}\n")
+        return "".join(lines)
 
-    def _json(self, rec, control: bool) -> str:
+    def _doc(self, rec, control: bool) -> dict:
         data = rec.data
         if data is not None and not self.show_secrets and rec.kind == "metadata":
             data = redacted(rec.api_key, data)
@@ -89,7 +121,7 @@ class RecordFormat:
                "type": rec.name, "version": rec.version, "control": control, "data": data}
         if data is None:
             doc["error"] = rec.error
-        return json_text(doc) + "\n"
+        return doc
 
 
 def _header_layout():

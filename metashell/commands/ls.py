@@ -10,6 +10,8 @@ from metashell.render import (column_lines, iso_time, json_text, style, table_li
                               value_text)
 
 DIR_STYLE = "bold blue"
+#: a node in a state to notice (a fenced broker: ``Node.attention``)
+ATTENTION_STYLE = "bold red"
 #: the header line of ``ls -l``
 _LONG_HEADER = ["T", "SIZE", "OFFSET", "LAST CHANGE", "NAME"]
 
@@ -19,6 +21,16 @@ COLOR_LIMIT = 10000
 
 #: before the offset and time of a last change that is the snapshot's stamp
 SNAPSHOT_MARK = "\u2264"
+
+
+def _style(node) -> str:
+    """How ``ls`` colours a name ("": not at all): a node to notice (a
+    fenced broker) in red, a directory in blue."""
+    if node is None:
+        return ""
+    if node.attention():
+        return ATTENTION_STYLE
+    return DIR_STYLE if node.is_dir else ""
 
 
 def _json_entry(ctx, name: str, node, path: str) -> dict:
@@ -197,7 +209,8 @@ Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
             rows = []
             for name, node, at in entries:
                 e = _entry(ctx, name, node, at)
-                shown_name = style(name, DIR_STYLE, ctx.color and node.is_dir)
+                spec = _style(node)
+                shown_name = style(name, spec, ctx.color and bool(spec))
                 if "note" in e:
                     shown_name += f"  ({e['note']})"
                 mark = SNAPSHOT_MARK if e["fromSnapshot"] else ""
@@ -210,18 +223,15 @@ Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
         if entries is None:
             names = directory.children()
             if ctx.color and len(names) <= COLOR_LIMIT:
-                is_dir = []
-                for name in names:
-                    child = directory.child(name)
-                    is_dir.append(child is not None and child.is_dir)
+                styles = [_style(directory.child(name)) for name in names]
             else:
-                is_dir = None
+                styles = None
         else:
             names = [n for n, _, _ in entries]
-            is_dir = [node.is_dir for _, node, _ in entries] if ctx.color else None
-        if is_dir is None:
+            styles = [_style(node) for _, node, _ in entries] if ctx.color else None
+        if styles is None:
             decorate = None
         else:
             def decorate(index, text):
-                return style(text, DIR_STYLE, is_dir[index])
+                return style(text, styles[index], bool(styles[index]))
         ctx.write_lines(column_lines(names, ctx.width, decorate))

@@ -73,6 +73,17 @@ class Node:
         (Kafka's own strings under ``/image``); None otherwise."""
         return None
 
+    def attention(self) -> bool:
+        """Whether the node is in a state a reader should notice at a glance
+        (a fenced broker): ``ls`` colours its name."""
+        return False
+
+    def text_value(self, value: Any) -> Any:
+        """``value`` (this file's) as text output shows it: itself, but
+        where a file reads better otherwise (a delegation token's times as
+        ISO-8601); ``-o json`` keeps the value."""
+        return value
+
     def note(self) -> "str | None":
         """A remark ``ls -l`` shows beside the name: why a value is null, or
         what a directory stands for (a broker's start)."""
@@ -93,13 +104,15 @@ class Leaf(Node):
 
     def __init__(self, name: str, value: Any = None, *, compute: Callable[[], Any] | None = None,
                  change: "tuple[int, int] | None" = None, note: "Note" = None,
-                 fields: "Callable[[], dict | None] | None" = None):
+                 fields: "Callable[[], dict | None] | None" = None,
+                 shown: "Callable[[Any], Any] | None" = None):
         super().__init__(name)
         self._value = value
         self._compute = compute
         self._change = change
         self._note = note
         self._fields = fields
+        self._shown = shown     # value -> what text output shows (text_value)
 
     def value(self) -> Any:
         return self._compute() if self._compute is not None else self._value
@@ -112,6 +125,9 @@ class Leaf(Node):
 
     def note_fields(self):
         return self._fields() if self._fields is not None else None
+
+    def text_value(self, value: Any) -> Any:
+        return value if self._shown is None else self._shown(value)
 
 
 class TextLeaf(Leaf):
@@ -135,12 +151,16 @@ class DictDir(Node):
 
     def __init__(self, name: str, entries: "dict[str, Any] | None" = None,
                  change: "tuple[int, int] | None" = None, note: "Note" = None,
-                 fields: "Callable[[], dict | None] | None" = None):
+                 fields: "Callable[[], dict | None] | None" = None, attention: bool = False):
         super().__init__(name)
         self._entries = entries if entries is not None else {}
         self._change = change
         self._note = note
         self._fields = fields
+        self._attention = attention
+
+    def attention(self) -> bool:
+        return self._attention
 
     def children(self) -> list[str]:
         return sort_names(self._entries)

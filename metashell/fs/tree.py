@@ -115,7 +115,7 @@ class BrokersDir(ViewDir):
             "registeredAtOffset": Leaf("registeredAtOffset", offset, change=ch, note=offset_why,
                                        fields=lambda: _why(offset_why)),
         }, change=ch, note=lambda: start_note(offset, *start()),
-            fields=lambda: start_fields(offset, *start()))
+            fields=lambda: start_fields(offset, *start()), attention=b.fenced)
 
 
 def start_fields(offset, ms, why) -> dict:
@@ -434,7 +434,17 @@ class TokensDir(ViewDir):
         ent = self.image.tokens.get(name)
         if ent is None:
             return None
-        return Leaf(name, token_value(ent.value), change=ent.change)
+        return Leaf(name, token_value(ent.value), change=ent.change, shown=token_text_value)
+
+
+#: a delegation token's times (epoch ms), ISO-8601 in text output
+TOKEN_TIMES = ("issueTimestamp", "maxTimestamp", "expirationTimestamp")
+
+
+def token_text_value(value: dict) -> dict:
+    """A token as text output shows it: its times as ISO-8601 UTC (a
+    negative one, never set, stays a number); JSON keeps epoch ms."""
+    return {**value, **{k: iso_time(value[k]) or value[k] for k in TOKEN_TIMES if k in value}}
 
 
 def token_value(d: dict) -> dict:

@@ -7,6 +7,7 @@ display. Values follow kraft-format.md sections 10 and 17.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Mapping
 
 
@@ -237,6 +238,7 @@ def _strip_listener_prefix(key: str) -> str:
     return key
 
 
+@lru_cache(maxsize=4096)   # a log's configs name a few keys many times (``log``)
 def is_sensitive_config(key: str) -> bool:
     """True for a config key whose value must be hidden: a PASSWORD-typed key,
     its ``listener.name.<x>.`` (and ``listener.name.<x>.<mechanism>.``) forms,

@@ -20,9 +20,18 @@ def describe(rec, show_secrets: bool = False) -> str:
     d = rec.data
     if d is None:
         return f"undecodable: {rec.error}"
-    fn = _DESCRIBERS.get(rec.name)
-    if fn is not None:
-        return fn(d, show_secrets)
+    return describer(rec.name)(d, show_secrets)
+
+
+def describer(name: str):
+    """How records named ``name`` are described: ``fn(data, show_secrets)``
+    (data decoded, not None), for callers that describe many (``log``)."""
+    return _DESCRIBERS.get(name, _fields)
+
+
+def _fields(d, _) -> str:
+    if not d:
+        return "{}"   # a NoOpRecord: a controller writes one every 500 ms
     text = json.dumps({k: v for k, v in d.items() if not k.startswith("_")},
                       separators=(",", ":"), default=str)
     return text if len(text) <= 160 else text[:157] + "..."
