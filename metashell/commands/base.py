@@ -12,6 +12,7 @@ never ``SystemExit``.
 from __future__ import annotations
 
 import argparse
+from functools import lru_cache
 from typing import Iterable
 
 from metashell.errors import MetashellError
@@ -194,8 +195,10 @@ def expand(ctx, pattern: str) -> list[glob.Match]:
     return glob.expand(ctx.root, ctx.cwd, pattern)
 
 
+@lru_cache(maxsize=256)
 def has_glob(pattern: str) -> bool:
-    """Whether any component of ``pattern`` is a glob."""
+    """Whether any component of ``pattern`` is a glob (remembered: asked
+    again for each of a glob's matches)."""
     return any(glob.is_glob(c) for c in paths.split(pattern))
 
 

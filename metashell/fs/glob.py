@@ -22,6 +22,7 @@ protocol), so matches come out in sorted depth-first order.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Iterator, NamedTuple
 
 from metashell.fs import paths
@@ -133,8 +134,10 @@ class _Translator:
         return "[" + ("^" if negate else "") + "".join(items) + "]"
 
 
+@lru_cache(maxsize=1024)
 def _analyse(text: str) -> "tuple[Pattern | None, str]":
-    """(compiled pattern or None, literal name to look up when None)."""
+    """(compiled pattern or None, literal name to look up when None);
+    remembered, as a command asks again for each of a glob's matches."""
     t = _Translator(text)
     try:
         regex = t.translate()
