@@ -12,6 +12,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from metashell.fs.compare import subtree_value as walked   # children() and child(), node by node
 from metashell.render import _flat_object_text, json_text, value_text, write_tree_json
 from metashell.session import open_session
 
@@ -84,28 +85,16 @@ def test_json_text_is_compact_json_dumps(value):
         assert text == json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def _walked(node):
-    """The JSON tree of ``node`` made node by node, with children() and child()."""
-    if not node.is_dir:
-        return node.value()
-    out = {}
-    for name in node.children():
-        child = node.child(name)
-        if child is not None:
-            out[name] = _walked(child)
-    return out
-
-
 def test_topic_tree_value_and_entries_are_the_walk():
     root = open_session(EXAMPLE).root
     topics = root.child("topics")
     for name in topics.children():
         topic = topics.child(name)
-        assert topic.tree_value() == _walked(topic)
+        assert topic.tree_value() == walked(topic)
         assert [n for n, _ in topic.entries()] == topic.children()
     out = io.StringIO()
     write_tree_json(topics, out.write)
-    assert json.loads(out.getvalue()) == _walked(topics)
+    assert json.loads(out.getvalue()) == walked(topics)
 
 
 def test_warnings_alike_are_collapsed_after_three():
