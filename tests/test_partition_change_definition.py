@@ -1,5 +1,6 @@
 """What a PartitionChangeRecord does has one definition: ``merge_change``
-in ``metashell/replay/engine.py`` (Kafka's ``PartitionRegistration.merge``),
+in ``metashell/replay/partition_model.py``, made from the catalog there
+(Kafka's ``PartitionRegistration.merge``),
 which the general path folds with. The shortcuts that read a change's effect
 from its bytes are checked against it here, for every version of the record
 the catalog has:
