@@ -340,7 +340,7 @@ def tree_text_lines(node, indent: int = 0) -> Iterator[str]:
         if text is not None:
             yield pad + text       # Kafka's printer indents the first line only
             return
-        text = value_text(node.value())
+        text = value_text(node.shown_value())
         for line in text.split("\n"):
             yield pad + line
         return

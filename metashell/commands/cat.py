@@ -67,8 +67,8 @@ Errors: 'cat: PATH: no such file or directory' when nothing matches,
         if match.node.is_dir:
             ctx.error(f"cat: {shown(target, match)}: {IS_A_DIRECTORY}")
             return None
-        try:
-            value = match.node.value()
+        try:   # text output shows codes Kafka prints by name by their names
+            value = match.node.value() if ctx.json else match.node.shown_value()
         except MetashellError as e:
             ctx.error(f"cat: {shown(target, match)}: {e}")
             return None

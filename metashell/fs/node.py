@@ -48,6 +48,12 @@ class Node:
     def value(self) -> Any:
         return None
 
+    def shown_value(self) -> Any:
+        """The value as text output shows it (``cat``, ``tree``, ``diff``):
+        :meth:`value`, but for codes Kafka prints by name (a partition's
+        ``leaderRecoveryState``: ``RECOVERED``); ``-o json`` keeps the value."""
+        return self.value()
+
     def entries(self) -> "Iterable[tuple[str, Node]]":
         """``(name, child)`` of every listed child that exists, in listing
         order: what walks read (``find``, ``tree``). A directory of many
@@ -93,16 +99,21 @@ class Leaf(Node):
 
     def __init__(self, name: str, value: Any = None, *, compute: Callable[[], Any] | None = None,
                  change: "tuple[int, int] | None" = None, note: "Note" = None,
-                 fields: "Callable[[], dict | None] | None" = None):
+                 fields: "Callable[[], dict | None] | None" = None,
+                 shown: Callable[[], Any] | None = None):
         super().__init__(name)
         self._value = value
         self._compute = compute
         self._change = change
         self._note = note
         self._fields = fields
+        self._shown = shown   # computes shown_value(), when it is not the value
 
     def value(self) -> Any:
         return self._compute() if self._compute is not None else self._value
+
+    def shown_value(self) -> Any:
+        return self._shown() if self._shown is not None else self.value()
 
     def last_change(self):
         return self._change

@@ -256,8 +256,9 @@ class PartitionDir(ViewDir):
         state = self._fold()
         if state is None:
             return None
-        # its JSON made when read (a walk that only names it, find, makes none)
-        return Leaf("data", compute=state.to_json, change=state.change)
+        # its JSON made when read (a walk that only names it, find, makes none); text
+        # output names the codes Kafka prints by name (leaderRecoveryState)
+        return Leaf("data", compute=state.to_json, shown=state.shown_json, change=state.change)
 
     def entries(self):
         data = self.child("data")
