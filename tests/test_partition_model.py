@@ -219,3 +219,14 @@ def test_a_change_field_the_model_cannot_place_fails_at_import(monkeypatch):
         Field("NoSuchPartitionField", "int32", "3+", tag=9, tagged="3+", default=-1)])
     with pytest.raises(TypeError, match="NoSuchPartitionField"):
         _model_over(monkeypatch, METADATA[3], change)
+
+
+def test_describe_names_the_tags_the_catalog_does_not_know():
+    from metashell.kraft.schema import UNKNOWN_TAGS
+
+    for name, api in (("PartitionRecord", 3), ("PartitionChangeRecord", 5)):
+        message = METADATA[api]
+        values = record_values(message, 2) if api == 3 else {"partitionId": 0, "topicId": uid(7)}
+        d = decoded(message, 2, {**values, UNKNOWN_TAGS: [[90, b"\x01"], [91, b""]]})
+        text = describe(SimpleNamespace(name=name, data=d, error=None))
+        assert text.endswith("unknown tags [90,91]"), text

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from ..kraft import enums
+from ..kraft.schema import UNKNOWN_TAGS
 from ..timefmt import iso_time
 from .partition_model import DESCRIBE_CHANGE, DESCRIBE_RECORD_TAIL
 
@@ -36,6 +37,9 @@ def _partition(d, _):
     for key, is_array in DESCRIBE_RECORD_TAIL:   # fields the catalog gained since
         value = d.get(key)
         text += f" {key} {_list(value) if is_array and value is not None else value}"
+    unknown = d.get(UNKNOWN_TAGS)
+    if unknown:   # a newer Kafka's fields: named by their tags, never dropped silently
+        text += f" unknown tags {_list(tag for tag, _ in unknown)}"
     return text
 
 
@@ -53,6 +57,9 @@ def _partition_change(d, _):
             parts.append(f"{key} {names.get(value, value)}")
         else:
             parts.append(f"{key} {value}")
+    unknown = d.get(UNKNOWN_TAGS)
+    if unknown:   # a newer Kafka's fields: named by their tags, never dropped silently
+        parts.append(f"unknown tags {_list(tag for tag, _ in unknown)}")
     return f"partition {d['partitionId']}: " + (", ".join(parts) if parts else "epoch bump only")
 
 
