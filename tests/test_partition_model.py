@@ -26,10 +26,25 @@ from metashell.replay.partition_model import (BY_NAME, FIELDS, SPARK_COLUMNS, SP
                                               PartitionState, merge_change, partition_state,
                                               spark_values)
 from metashell.spark.schemas import ddl
-from test_partition_change_definition import Reads
 from test_replay_support import uid
 
 KEYS = ("PartitionId", "TopicId")
+
+
+class Reads(dict):
+    """A decoded record that notes which of its fields were read."""
+
+    def __init__(self, data: dict):
+        super().__init__(data)
+        self.read: set[str] = set()
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        self.read.add(key)
+        return super().get(key, default)
 
 
 def versions(message: Message) -> list[tuple[Message, int]]:
