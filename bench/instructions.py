@@ -3,7 +3,9 @@ that do not move when the machine is busy.
 
 For each shape of ``bench/shapes.py`` (its cached files, generated there)
 and each measurement (``walk``: kafka-python's bare walk; ``ls``: load until
-``ls /topics`` answers; ``summary``: the same plus ``summary``), runs the
+``ls /topics`` answers; ``summary``: the same plus ``summary``; ``find``, on
+request only: load, then read every file of the tree, every partition
+folded, as ``bench/shapes.py --find`` does), runs the
 measurement under callgrind, subtracts a run that only does the imports,
 and prints instructions per record read, and our counts as a ratio of the
 walk's. Callgrind runs 50-100 times slower than the machine: use a small
@@ -11,6 +13,7 @@ walk's. Callgrind runs 50-100 times slower than the machine: use a small
 
     python bench/instructions.py
     python bench/instructions.py --only snap-8mib-v2 --what ls
+    python bench/instructions.py --only logdir --what ls --what find
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from _util import print_table
 from shapes import MEASURES, SHAPES, shape_path
 
 WHAT = ("walk", "ls", "summary")
+ON_REQUEST = ("find",)
 
 
 def child(what: str, path: Path, info: dict) -> None:
@@ -63,7 +67,7 @@ def main(argv=None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--partitions", type=int, default=20_000)
     ap.add_argument("--only", choices=SHAPES, action="append")
-    ap.add_argument("--what", choices=WHAT, action="append")
+    ap.add_argument("--what", choices=WHAT + ON_REQUEST, action="append")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:

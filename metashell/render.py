@@ -176,7 +176,7 @@ def node_text(node) -> str:
     """A file node as text output shows it: its own text where it has one
     (Kafka's strings under ``/image``), else its value as ``value_text``."""
     text = node.text()
-    return text if text is not None else value_text(node.text_value(node.value()))
+    return text if text is not None else value_text(node.shown_value())
 
 
 def json_text(value: Any) -> str:
@@ -350,7 +350,7 @@ def tree_text_lines(node, indent: int = 0) -> Iterator[str]:
         if text is not None:
             yield pad + text       # Kafka's printer indents the first line only
             return
-        text = value_text(node.text_value(node.value()))
+        text = value_text(node.shown_value())
         for line in text.split("\n"):
             yield pad + line
         return

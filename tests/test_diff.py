@@ -97,8 +97,10 @@ def acl_json(resource, operation):
             % (resource, operation))
 
 
-TOKEN_JSON = ('{"owner":"User:alice","requester":"User:alice","renewers":[],"issueTimestamp":1,'
-              '"maxTimestamp":3,"expirationTimestamp":2}')
+# text output shows a token's times as ISO-8601 (tree.token_text_value)
+TOKEN_JSON = ('{"owner":"User:alice","requester":"User:alice","renewers":[],'
+              '"issueTimestamp":"1970-01-01T00:00:00.001Z","maxTimestamp":"1970-01-01T00:00:00.003Z",'
+              '"expirationTimestamp":"1970-01-01T00:00:00.002Z"}')
 REDACTED_SCRAM = ('{"iterations":4096,"salt":"[redacted]","storedKey":"[redacted]",'
                   '"serverKey":"[redacted]"}')
 

@@ -1,5 +1,6 @@
 """What a PartitionChangeRecord does has one definition: ``merge_change``
-in ``metashell/replay/engine.py`` (Kafka's ``PartitionRegistration.merge``),
+in ``metashell/replay/partition_model.py``, made from the catalog there
+(Kafka's ``PartitionRegistration.merge``),
 which the general path folds with. The shortcuts that read a change's effect
 from its bytes are checked against it here, for every version of the record
 the catalog has:
@@ -40,8 +41,18 @@ def fields_of(version: int) -> set[str]:
 
 
 def start_state() -> PartitionState:
-    return PartitionState(0, uid(7), [1, 2, 3], [1, 2, 3], [], [], 1, 0, 5, 9,
-                          ["AAAAAAAAAAAAAAAAAAAAAQ"] * 3, [], [], (0, 0))
+    """A partition led by 1 of [1, 2, 3], made by the model from a
+    PartitionRecord of the newest version (so a field the catalog gains
+    takes its default here)."""
+    from metashell.replay.partition_model import partition_state
+
+    record = METADATA[3]
+    newest = max(v for v in range(64) if v in record.valid_range)
+    d, _ = record.decode(newest, record.encode(newest, {
+        "partitionId": 0, "topicId": uid(7), "replicas": [1, 2, 3], "isr": [1, 2, 3],
+        "leader": 1, "leaderEpoch": 5, "partitionEpoch": 9,
+        "directories": ["AAAAAAAAAAAAAAAAAAAAAQ"] * 3}))
+    return partition_state(d, (0, 0))
 
 
 @settings(max_examples=400, deadline=None)
@@ -81,50 +92,5 @@ def test_every_version_is_checked():
         change_effects.VERSIONS["PartitionChangeRecord"].refuses)
 
 
-class Reads(dict):
-    """A decoded record that notes which of its fields were read."""
-
-    def __init__(self, data: dict):
-        super().__init__(data)
-        self.read: set[str] = set()
-
-    def __getitem__(self, key):
-        self.read.add(key)
-        return super().__getitem__(key)
-
-    def get(self, key, default=None):
-        self.read.add(key)
-        return super().get(key, default)
-
-
-def catalog_fields(api_key: int) -> set[str]:
-    """Every field of a record type, in any version of the catalog's."""
-    return {f.json for f in METADATA[api_key].fields}
-
-
-def test_every_catalog_field_of_a_partition_is_in_the_model():
-    """A field the catalog gains for PartitionRecord or PartitionChangeRecord
-    fails here until the partition model reads it: ``partition_state`` and
-    the partition's JSON for a PartitionRecord, ``merge_change`` and
-    ``describe`` for a change."""
-    from types import SimpleNamespace
-
-    from metashell.replay.describe import describe
-    from metashell.replay.engine import partition_state
-
-    newest = max(v for v in range(64) if v in METADATA[3].valid_range)
-    record, _ = METADATA[3].decode(newest, METADATA[3].encode(newest, {
-        "partitionId": 0, "topicId": uid(7), "replicas": [1], "isr": [1], "leader": 1}))
-    seen = Reads(record)
-    state = partition_state(seen, (0, 0))
-    assert catalog_fields(3) <= seen.read
-    assert catalog_fields(3) <= set(state.to_json())
-
-    newest = VERSIONS[-1]
-    change_data, _ = SPEC.decode(newest, SPEC.encode(newest, {"partitionId": 0, "topicId": uid(7)}))
-    seen = Reads(change_data)
-    merge_change(start_state(), seen)
-    assert catalog_fields(5) - {"partitionId", "topicId"} <= seen.read
-    seen = Reads(change_data)
-    describe(SimpleNamespace(data=seen, name="PartitionChangeRecord", error=None))
-    assert catalog_fields(5) - {"topicId"} <= seen.read
+# That every field of either record is in the partition model (its state, its JSON,
+# merge_change, describe, the Spark columns): tests/test_partition_model.py.

@@ -143,3 +143,28 @@ def test_no_colour_when_not_a_terminal_or_no_color(monkeypatch, capsys):
     monkeypatch.setattr(cli, "_isatty", lambda stream: False)
     assert cli.main(["-s", str(EXAMPLE), "ls", "/brokers"], standalone_mode=False) == 0
     assert "\x1b[" not in capsys.readouterr().out
+
+
+def test_leader_recovery_state_named_in_text_a_code_in_json(tmp_path):
+    """A partition's ``leaderRecoveryState`` reads ``RECOVERING`` in text
+    (``cat``, ``tree``, ``diff``), as Kafka's shell prints it; ``-o json``
+    keeps the record's code, the stable JSON scripts read."""
+    from test_replay_support import change, load, partition, topic, uid
+
+    s = load(tmp_path, topic("foo", uid(1)), partition(uid(1), 0, [1, 2], leaderRecoveryState=0),
+             change(uid(1), 0, leader=2, leaderRecoveryState=1))
+    _, out, _ = sh(s, "cat", "/topics/foo/0/data")
+    assert '  "leaderRecoveryState": "RECOVERING",' in out.splitlines()
+    _, out, _ = sh(s, "cat", "/topics/foo/0/data", output="json")
+    assert json.loads(out)["leaderRecoveryState"] == 1
+    _, out, _ = sh(s, "tree", "/topics/foo")
+    assert '      "leaderRecoveryState": "RECOVERING",' in out.splitlines()
+    _, out, _ = sh(s, "tree", "/topics/foo", output="json")
+    assert json.loads(out)["0"]["data"]["leaderRecoveryState"] == 1
+    _, out, _ = sh(s, "diff", "--from-offset", "1", "/topics")
+    assert "leaderRecoveryState RECOVERED → RECOVERING" in out
+    _, out, _ = sh(s, "diff", "--from-offset", "1", "/topics", output="json")
+    fields = json.loads(out.splitlines()[0])["fields"]
+    assert fields["leaderRecoveryState"] == {"old": 0, "new": 1}
+    _, out, _ = sh(s, "cat", "/image/topics/byName/foo/0")
+    assert "leaderRecoveryState=RECOVERING," in out

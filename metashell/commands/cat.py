@@ -67,8 +67,8 @@ Errors: 'cat: PATH: no such file or directory' when nothing matches,
         if match.node.is_dir:
             ctx.error(f"cat: {shown(target, match)}: {IS_A_DIRECTORY}")
             return None
-        try:
-            value = match.node.value()
+        try:   # text output shows codes Kafka prints by name by their names
+            value = match.node.value() if ctx.json else match.node.shown_value()
         except MetashellError as e:
             ctx.error(f"cat: {shown(target, match)}: {e}")
             return None
@@ -79,7 +79,7 @@ Errors: 'cat: PATH: no such file or directory' when nothing matches,
         text = match.node.text()   # Kafka's strings under /image
         if text is not None:
             pass
-        elif isinstance(value := match.node.text_value(value), (dict, list)):
+        elif isinstance(value, (dict, list)):
             text = highlight_json(value_text(value), ctx.color)
         else:
             text = value_text(value)

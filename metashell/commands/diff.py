@@ -179,14 +179,15 @@ class _Sides:
         self.old_shown = build_root(old_image, show_secrets=show_secrets, times=old_times)
         self.new_shown = build_root(new_image, show_secrets=show_secrets, times=new_times)
 
-    def values(self, change) -> tuple:
+    def values(self, change, text: bool = False) -> tuple:
+        """The old and new values (``text``: as text output shows them)."""
         old = lookup(self.old_shown, change.parts) if change.op != ADD else None
         new = lookup(self.new_shown, change.parts) if change.op != REMOVE else None
-        return (subtree_value(old) if old is not None else None,
-                subtree_value(new) if new is not None else None)
+        return (subtree_value(old, text) if old is not None else None,
+                subtree_value(new, text) if new is not None else None)
 
     def line(self, change) -> str:
-        old, new = self.values(change)
+        old, new = self.values(change, text=True)
         head = f"{SIGNS[change.op]} {change.path}"
         if change.op == MODIFY:
             if change.fields:

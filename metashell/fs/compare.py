@@ -149,15 +149,16 @@ def _compare_topic(old: TopicDir, new: TopicDir, parts: tuple) -> Iterator[Chang
         yield from compare(old.child(leaf), new.child(leaf), parts + (leaf,))
 
 
-def subtree_value(node: Node):
+def subtree_value(node: Node, shown: bool = False):
     """A node's value as ``tree -o json`` shows it: a file's value, or a
-    directory as an object of its children's."""
+    directory as an object of its children's; ``shown``: as text output
+    shows it (codes Kafka prints by name by their names)."""
     if not node.is_dir:
-        return node.value()
+        return node.shown_value() if shown else node.value()
     out = {}
     for name in node.children():
         child = node.child(name)
         if child is not None:
-            out[name] = subtree_value(child)
+            out[name] = subtree_value(child, shown)
     return out
 

@@ -48,6 +48,13 @@ class Node:
     def value(self) -> Any:
         return None
 
+    def shown_value(self) -> Any:
+        """The value as text output shows it (``cat``, ``tree``, ``diff``):
+        :meth:`value`, but where a file reads better otherwise (codes Kafka
+        prints by name, a partition's ``leaderRecoveryState``: ``RECOVERED``;
+        a delegation token's times as ISO-8601); ``-o json`` keeps the value."""
+        return self.value()
+
     def entries(self) -> "Iterable[tuple[str, Node]]":
         """``(name, child)`` of every listed child that exists, in listing
         order: what walks read (``find``, ``tree``). A directory of many
@@ -78,12 +85,6 @@ class Node:
         (a fenced broker): ``ls`` colours its name."""
         return False
 
-    def text_value(self, value: Any) -> Any:
-        """``value`` (this file's) as text output shows it: itself, but
-        where a file reads better otherwise (a delegation token's times as
-        ISO-8601); ``-o json`` keeps the value."""
-        return value
-
     def note(self) -> "str | None":
         """A remark ``ls -l`` shows beside the name: why a value is null, or
         what a directory stands for (a broker's start)."""
@@ -112,10 +113,14 @@ class Leaf(Node):
         self._change = change
         self._note = note
         self._fields = fields
-        self._shown = shown     # value -> what text output shows (text_value)
+        self._shown = shown     # value -> what text output shows (shown_value)
 
     def value(self) -> Any:
         return self._compute() if self._compute is not None else self._value
+
+    def shown_value(self) -> Any:
+        value = self.value()
+        return value if self._shown is None else self._shown(value)
 
     def last_change(self):
         return self._change
@@ -125,9 +130,6 @@ class Leaf(Node):
 
     def note_fields(self):
         return self._fields() if self._fields is not None else None
-
-    def text_value(self, value: Any) -> Any:
-        return value if self._shown is None else self._shown(value)
 
 
 class TextLeaf(Leaf):

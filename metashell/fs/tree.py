@@ -15,6 +15,7 @@ from typing import Any
 
 from ..gcpause import kept_old
 from ..kraft import enums
+from ..replay import partition_model
 from ..replay.registration import registration_offset, registration_time
 from ..timefmt import iso_time
 from .node import DictDir, Leaf, Node, TextLeaf, sort_names
@@ -256,8 +257,9 @@ class PartitionDir(ViewDir):
         state = self._fold()
         if state is None:
             return None
-        # its JSON made when read (a walk that only names it, find, makes none)
-        return Leaf("data", compute=state.to_json, change=state.change)
+        # its JSON made when read (a walk that only names it, find, makes none); text
+        # output names the codes Kafka prints by name (leaderRecoveryState)
+        return Leaf("data", compute=state.to_json, shown=partition_model.shown, change=state.change)
 
     def entries(self):
         data = self.child("data")

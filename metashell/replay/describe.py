@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 
 from ..kraft import enums
+from ..kraft.schema import UNKNOWN_TAGS
 from ..timefmt import iso_time
+from .partition_model import DESCRIBE_CHANGE, DESCRIBE_RECORD_TAIL
 
 
 def _list(v) -> str:
@@ -38,22 +40,35 @@ def _fields(d, _) -> str:
 
 
 def _partition(d, _):
-    return (f"partition {d['partitionId']}: replicas {_list(d['replicas'])} isr {_list(d['isr'])} "
+    text = (f"partition {d['partitionId']}: replicas {_list(d['replicas'])} isr {_list(d['isr'])} "
             f"leader {d['leader']}{_partition_leader_state(d)} leaderEpoch {d['leaderEpoch']} "
             f"partitionEpoch {d['partitionEpoch']}")
+    for key, is_array in DESCRIBE_RECORD_TAIL:   # fields the catalog gained since
+        value = d.get(key)
+        text += f" {key} {_list(value) if is_array and value is not None else value}"
+    unknown = d.get(UNKNOWN_TAGS)
+    if unknown:   # a newer Kafka's fields: named by their tags, never dropped silently
+        text += f" unknown tags {_list(tag for tag, _ in unknown)}"
+    return text
 
 
 def _partition_change(d, _):
+    """The fields a change sets (those not at their "unchanged" value), as
+    the partition model lists them (``DESCRIBE_CHANGE``)."""
     parts = []
-    if d.get("leader", -2) != -2:
-        parts.append(f"leader {d['leader']}")
-    for key in ("isr", "replicas", "addingReplicas", "removingReplicas",
-                "eligibleLeaderReplicas", "lastKnownElr", "directories"):
-        if d.get(key) is not None:
-            parts.append(f"{key} {_list(d[key])}")
-    if d.get("leaderRecoveryState", -1) != -1:
-        state = d["leaderRecoveryState"]
-        parts.append(f"leaderRecoveryState {enums.LEADER_RECOVERY_STATES.get(state, state)}")
+    for key, unchanged, is_array, names in DESCRIBE_CHANGE:
+        value = d.get(key, unchanged)
+        if value is unchanged or value == unchanged:
+            continue
+        if is_array:
+            parts.append(f"{key} {_list(value)}")
+        elif names is not None:
+            parts.append(f"{key} {names.get(value, value)}")
+        else:
+            parts.append(f"{key} {value}")
+    unknown = d.get(UNKNOWN_TAGS)
+    if unknown:   # a newer Kafka's fields: named by their tags, never dropped silently
+        parts.append(f"unknown tags {_list(tag for tag, _ in unknown)}")
     return f"partition {d['partitionId']}: " + (", ".join(parts) if parts else "epoch bump only")
 
 

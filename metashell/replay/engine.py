@@ -46,14 +46,12 @@ from ..loader.deferred import (API_KEY, KEPT_COUNT, KEPT_RUN, PARTITION, PARTITI
                                TOPIC_NAME, TOPIC_OFFSET, TOPIC_RAW_ID, TOPIC_RUN, TOPIC_TIMESTAMP,
                                TOPIC_WITH_RUN, run_fields)
 from ..kraft.records import CONTROL, PARTITION_KEY, UNDECODABLE, Record
-from ..kraft.schema import UNKNOWN_TAGS
 from ..loader.store import RecordStore, ref_file
 from .image import (BrokerState, ControllerState, Entity, Image, PartitionState,
                     TopicState)
+from .partition_model import merge_change, partition_state  # noqa: F401  (also used from here)
 from .pending import PendingChanges
 
-MIGRATING_DIR = "AAAAAAAAAAAAAAAAAAAAAA"
-NO_LEADER_CHANGE = -2
 CONFIG_TYPES = {0: "unknown", 2: "topic", 4: "broker", 8: "broker_logger",
                 16: "client_metrics", 32: "group"}
 SCRAM_MECHANISMS = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
@@ -1268,21 +1266,6 @@ def partition_from_record(d: dict, rec: Record) -> PartitionState:
     return partition_state(d, (rec.offset, rec.timestamp))
 
 
-def partition_state(d: dict, change: tuple) -> PartitionState:
-    """A partition's state from a PartitionRecord's fields, changed at ``change``."""
-    replicas = d["replicas"]
-    state = PartitionState(   # positional, in field order: -6% time for a full walk (find /)
-        d["partitionId"], d["topicId"], replicas, d["isr"],
-        d["removingReplicas"] or [], d["addingReplicas"] or [],
-        d["leader"], d.get("leaderRecoveryState", 0), d["leaderEpoch"], d["partitionEpoch"],
-        _default_to_migrating(d.get("directories"), len(replicas)),
-        d.get("eligibleLeaderReplicas") or [], d.get("lastKnownElr") or [], change)
-    unknown = d.get(UNKNOWN_TAGS)
-    if unknown:
-        state.unknown_tags = [[tag, raw] for tag, raw in sorted(unknown)]
-    return state
-
-
 _RANGES: dict[int, tuple] = {}   # n -> (0, ..., n - 1): a run's partition ids, mostly
 
 
@@ -1293,46 +1276,3 @@ def _range(n: int) -> tuple:
     return r
 
 
-def merge_change(s: PartitionState, d: dict) -> str | None:
-    """Merge a PartitionChangeRecord (PartitionRegistration.merge); returns why
-    Kafka would reject it instead (nothing is changed then). The one
-    definition of what a change does: the shortcuts that read a change's
-    effect from its bytes (``loader/fast/change_effects.EFFECT``,
-    ``loader/fast/summary_counts.change_counts``) are checked against it on
-    every catalog version (tests/test_partition_change_definition.py)."""
-    replicas = s.replicas if d["replicas"] is None else d["replicas"]
-    dirs = d.get("directories")
-    directories = _default_to_migrating(s.directories if dirs is None else dirs, len(replicas))
-    if len(directories) != len(replicas):
-        return f"{len(directories)} directories for {len(replicas)} replicas"
-    s.replicas = replicas
-    s.directories = directories
-    if d["isr"] is not None:
-        s.isr = d["isr"]
-    if d["removingReplicas"] is not None:
-        s.removing_replicas = d["removingReplicas"]
-    if d["addingReplicas"] is not None:
-        s.adding_replicas = d["addingReplicas"]
-    if d["leader"] != NO_LEADER_CHANGE:
-        s.leader = d["leader"]
-        s.leader_epoch += 1
-    lrs = d.get("leaderRecoveryState", -1)
-    if lrs != -1:
-        s.leader_recovery_state = lrs
-    if d.get("eligibleLeaderReplicas") is not None:
-        s.elr = d["eligibleLeaderReplicas"]
-    if d.get("lastKnownElr") is not None:
-        s.last_known_elr = d["lastKnownElr"]
-    unknown = d.get(UNKNOWN_TAGS)
-    if unknown:   # the last value of each tag the catalog does not know
-        merged = {**dict(s.unknown_tags or ()), **dict(unknown)}
-        s.unknown_tags = [[tag, merged[tag]] for tag in sorted(merged)]
-    s.partition_epoch += 1
-    return None
-
-
-def _default_to_migrating(dirs, n: int) -> list:
-    """Kafka's rule: no directories, or all MIGRATING, means MIGRATING for every replica."""
-    if not dirs or dirs.count(MIGRATING_DIR) == len(dirs):
-        return [MIGRATING_DIR] * n
-    return list(dirs)

@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..kraft.schema import UNKNOWN_TAGS
 from ..loader import deferred
 from ..loader.deferred import RUN_PARTITION_IDS
+from .partition_model import PartitionState  # noqa: F401  (made from the catalog there)
 
 Change = tuple  # (offset, timestamp ms)
 
@@ -45,48 +45,6 @@ class ControllerState:
     controller_id: int
     registration: dict
     change: Change
-
-
-@dataclass
-class PartitionState:
-    """A partition's registration after folding its records."""
-
-    partition_id: int
-    topic_id: str
-    replicas: list
-    isr: list
-    removing_replicas: list
-    adding_replicas: list
-    leader: int
-    leader_recovery_state: int
-    leader_epoch: int
-    partition_epoch: int
-    directories: list
-    elr: list
-    last_known_elr: list
-    change: Change
-    # tagged fields of its records the catalog does not know: [[tag, raw bytes]], by tag
-    unknown_tags: list | None = None
-
-    def to_json(self) -> dict:
-        out = {
-            "partitionId": self.partition_id,
-            "topicId": self.topic_id,
-            "replicas": self.replicas,
-            "isr": self.isr,
-            "removingReplicas": self.removing_replicas,
-            "addingReplicas": self.adding_replicas,
-            "leader": self.leader,
-            "leaderRecoveryState": self.leader_recovery_state,
-            "leaderEpoch": self.leader_epoch,
-            "partitionEpoch": self.partition_epoch,
-            "directories": self.directories,
-            "eligibleLeaderReplicas": self.elr,
-            "lastKnownElr": self.last_known_elr,
-        }
-        if self.unknown_tags:   # shown, not dropped: a newer Kafka's field this catalog lacks
-            out[UNKNOWN_TAGS] = self.unknown_tags
-        return out
 
 
 class TopicState:

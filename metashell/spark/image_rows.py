@@ -18,6 +18,7 @@ import re
 
 from ..fs.tree import DEFAULT_NAME
 from ..render import parse_time
+from ..replay.partition_model import spark_values
 
 
 def micros(ms: "int | None") -> "int | None":
@@ -135,11 +136,8 @@ def rows_partitions(session):
             part = node.child(str(pid))
             if part is None:
                 continue
-            d = part.child("data").value()
-            yield (name, d["topicId"], d["partitionId"], d["leader"], d["leaderEpoch"],
-                   d["partitionEpoch"], d["replicas"], d["isr"], d["removingReplicas"],
-                   d["addingReplicas"], d["directories"], d["eligibleLeaderReplicas"],
-                   d["lastKnownElr"], d["leaderRecoveryState"]) + _change(part)
+            # the columns of the partition model (schemas.py), from the partition's data
+            yield (name, *spark_values(part.child("data").value())) + _change(part)
 
 
 # -- brokers and controllers ---------------------------------------------------------------

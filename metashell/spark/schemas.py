@@ -1,13 +1,17 @@
 """The tables of the ``kraft-metadata`` source: their names and columns.
 
 One Spark DDL string per table, the single source of truth: the data
-source declares it to Spark and the Arrow batches are built from it. Every
+source declares it to Spark and the Arrow batches are built from it
+(``partitions``' columns come from the partition model, which makes them
+from the catalog's PartitionRecord). Every
 table starts with ``cluster`` (the path as found) and ``cluster_id`` (from
 ``meta.properties``, else null). Times are UTC timestamps; ``*_offset``
 columns are log offsets. README "Fleet pipeline on Spark" documents them.
 """
 
 from __future__ import annotations
+
+from ..replay.partition_model import spark_ddl
 
 _KEY = "cluster STRING, cluster_id STRING"
 _CHANGE = "last_change_offset BIGINT, last_change_time TIMESTAMP"
@@ -26,11 +30,8 @@ IMAGE_TABLES = {
         "problems ARRAY<STRUCT<file: STRING, byte: BIGINT, offset: BIGINT, message: STRING, "
         "text: STRING>>, state STRING, notes ARRAY<STRING>"),
     "topics": f"topic STRING, topic_id STRING, partitions INT, {_CHANGE}",
-    "partitions": (
-        "topic STRING, topic_id STRING, partition INT, leader INT, leader_epoch INT, "
-        "partition_epoch INT, replicas ARRAY<INT>, isr ARRAY<INT>, removing_replicas ARRAY<INT>, "
-        "adding_replicas ARRAY<INT>, directories ARRAY<STRING>, elr ARRAY<INT>, "
-        f"last_known_elr ARRAY<INT>, leader_recovery_state INT, {_CHANGE}"),
+    # a column per PartitionRecord field, made from the catalog (replay/partition_model.py)
+    "partitions": f"topic STRING, {spark_ddl()}, {_CHANGE}",
     "brokers": (
         "broker_id INT, epoch BIGINT, incarnation_id STRING, fenced BOOLEAN, "
         f"in_controlled_shutdown BOOLEAN, rack STRING, listeners {_LISTENERS}, "

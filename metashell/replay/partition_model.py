@@ -1,0 +1,369 @@
+"""The partition model, made from the catalog's PartitionRecord and
+PartitionChangeRecord (``kraft/catalog.py``) once, when this module is
+imported.
+
+Every field of ``PartitionRecord`` (in every version the catalog has) is
+an attribute of :class:`PartitionState`, a key of its JSON (the tree's
+``/topics/<name>/<id>/data``), a column of the Spark ``partitions`` table
+and, where a ``PartitionChangeRecord`` carries the same field, something a
+change replaces. The rules:
+
+* attribute: the field's name in snake_case (``LeaderEpoch`` ->
+  ``leader_epoch``), in the catalog's order, then ``change`` and
+  ``unknown_tags``; JSON key: the field's JSON name (``leaderEpoch``);
+  Spark column: the attribute, typed from the field's type;
+* from a PartitionRecord: the record's value; an array null in some layout
+  (2.8) or by default is an empty list; a field some layout lacks takes
+  its default;
+* a change's field replaces the partition's field of the same name when it
+  is not the field's default (its "unchanged" sentinel: null, or ``-1`` for
+  ``leaderRecoveryState``); every change adds one to ``partitionEpoch``;
+  tagged fields the catalog does not know are kept (the last value of each
+  tag) and shown in the JSON as ``_unknownTaggedFields``;
+* ``describe`` (``changes``, ``log``) names each field a change sets.
+
+:func:`merge_change` is the one definition of what a change does (Kafka's
+``PartitionRegistration.merge``): the shortcuts that read a change's effect
+from its bytes (``loader/fast/change_effects.EFFECT``,
+``loader/fast/summary_counts.change_counts``) are checked against it on
+every catalog version (``tests/test_partition_change_definition.py``).
+
+:data:`SPECIAL` lists the exceptions: the fields Kafka's
+``PartitionRegistration`` treats otherwise. Adding a field to either record
+in the catalog is enough for the model; ``tests/test_partition_model.py``
+checks that every field of every catalog version is represented, and
+fails for a change field this model cannot place.
+
+The functions on the hot path (:func:`partition_state`, which the fast path
+calls per partition of a run, :meth:`PartitionState.to_json`, which
+``tree -o json`` calls per partition, and :func:`merge_change`) are Python
+source generated here from these rules, so that they run as the
+hand-written code did: no loop over fields per record. ``SOURCE`` holds
+that source, to read.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, make_dataclass
+from operator import itemgetter
+from typing import Mapping
+
+from ..kraft import enums
+from ..kraft.catalog import METADATA, METADATA_2_8
+from ..kraft.schema import MISSING, UNKNOWN_TAGS, Field
+
+PARTITION_RECORD = METADATA[3]
+PARTITION_CHANGE_RECORD = METADATA[5]
+#: every layout of each record a reader may hand over (the 2.8 one lacks fields)
+_LAYOUTS = {3: (PARTITION_RECORD, METADATA_2_8[3]), 5: (PARTITION_CHANGE_RECORD, METADATA_2_8[5])}
+
+MIGRATING_DIR = "AAAAAAAAAAAAAAAAAAAAAA"   # Kafka's DirectoryId.MIGRATING
+NO_LEADER_CHANGE = -2                      # PartitionChangeRecord.Leader: unchanged
+
+
+@dataclass(frozen=True)
+class Special:
+    """How a field departs from the rules of the module's docstring."""
+
+    why: str
+    attr: "str | None" = None      # the attribute (and Spark column), when not the snake_case name
+    column: "str | None" = None    # the Spark column, when not the attribute
+    build: "str | None" = None     # the value from a PartitionRecord ``d`` (source)
+    merge: "tuple[str, ...] | None" = None   # what a change does with it (source lines; () none)
+    merge_first: bool = False      # merged before any other field (it may reject the change)
+    local: bool = False            # read from a PartitionRecord once, into a local of its
+                                   # attribute's name that other fields' ``build`` use
+    names: "Mapping[int, str] | None" = None   # text output shows these names for its codes
+
+
+#: the exceptions, by the catalog's field name (a field of either record)
+SPECIAL: dict[str, Special] = {
+    "PartitionId": Special("which partition: a change names it, never changes it",
+                           column="partition", merge=()),
+    "TopicId": Special("which topic: a change names it, never changes it", merge=()),
+    "Replicas": Special("a change's replicas are checked against its directories first: "
+                        "merged with Directories; Directories' default needs their count",
+                        merge=(), local=True),
+    "Directories": Special(
+        "Kafka's defaultToMigrating: none, or all MIGRATING, is MIGRATING for every replica; "
+        "a change whose directories do not match its replicas is rejected, nothing changed",
+        build='_default_to_migrating(d.get("directories"), len(replicas))',
+        merge=('replicas = {replicas}',
+               'if replicas is None:',
+               '    replicas = s.replicas',
+               'dirs = d.get("directories")',
+               'directories = _default_to_migrating(s.directories if dirs is None else dirs, '
+               'len(replicas))',
+               'if len(directories) != len(replicas):',
+               '    return f"{{len(directories)}} directories for {{len(replicas)}} replicas"',
+               's.replicas = replicas',
+               's.directories = directories'),
+        merge_first=True),
+    "Leader": Special("a new leader (anything but -2, unchanged) starts a new leader epoch",
+                      merge=('leader = {value}',
+                             f'if leader != {NO_LEADER_CHANGE}:',
+                             '    s.leader = leader',
+                             '    s.leader_epoch += 1')),
+    "LeaderRecoveryState": Special("an enum: text output shows its name, JSON its code",
+                                   names=enums.LEADER_RECOVERY_STATES),
+    "EligibleLeaderReplicas": Special("Kafka's PartitionRegistration calls it elr", attr="elr"),
+}
+
+#: the Spark ``partitions`` table's columns as first released; a field not
+#: named here gets a column after them, in the catalog's order
+SPARK_RELEASED_ORDER = ("TopicId", "PartitionId", "Leader", "LeaderEpoch", "PartitionEpoch",
+                        "Replicas", "Isr", "RemovingReplicas", "AddingReplicas", "Directories",
+                        "EligibleLeaderReplicas", "LastKnownElr", "LeaderRecoveryState")
+
+#: what ``describe`` shows of a change, in this order as first released; a
+#: field not named here (nor a key) follows them, in the catalog's order
+DESCRIBE_CHANGE_RELEASED_ORDER = ("Leader", "Isr", "Replicas", "AddingReplicas",
+                                  "RemovingReplicas", "EligibleLeaderReplicas", "LastKnownElr",
+                                  "Directories", "LeaderRecoveryState")
+
+#: PartitionRecord fields its one-line ``describe`` leaves out, and why
+DESCRIBE_RECORD_LEAVES_OUT = {
+    "TopicId": "the line is about a partition; the topic is its path's",
+    "RemovingReplicas": "one line: the partition's data shows a reassignment",
+    "AddingReplicas": "one line: the partition's data shows a reassignment",
+    "Directories": "one line: a 22-character UUID per replica",
+    "EligibleLeaderReplicas": "one line: the partition's data shows ELRs",
+    "LastKnownElr": "one line: the partition's data shows ELRs",
+}
+
+_SPARK_TYPES = {"int8": "INT", "int16": "INT", "uint16": "INT", "int32": "INT",
+                "int64": "BIGINT", "uuid": "STRING", "string": "STRING", "bool": "BOOLEAN",
+                "float64": "DOUBLE"}
+
+
+def snake(name: str) -> str:
+    """``LeaderRecoveryState`` -> ``leader_recovery_state``."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+@dataclass(frozen=True)
+class ModelField:
+    """One PartitionRecord field as the model holds it."""
+
+    field: Field
+    attr: str          # PartitionState attribute
+    json: str          # key of its JSON
+    column: str        # Spark column
+    spark_type: str
+    names: "Mapping[int, str] | None"
+
+    @property
+    def name(self) -> str:
+        return self.field.name
+
+
+def _special(name: str) -> Special:
+    return SPECIAL.get(name) or Special("")
+
+
+def _spark_type(f: Field) -> str:
+    if f.is_array:
+        return f"ARRAY<{_SPARK_TYPES[f.element_type]}>"
+    return _SPARK_TYPES[f.type]
+
+
+def _model_field(f: Field) -> ModelField:
+    sp = _special(f.name)
+    attr = sp.attr or snake(f.name)
+    return ModelField(f, attr, f.json, sp.column or attr, _spark_type(f), sp.names)
+
+
+#: the PartitionRecord's fields, in the catalog's order
+FIELDS: tuple[ModelField, ...] = tuple(_model_field(f) for f in PARTITION_RECORD.fields)
+BY_NAME: dict[str, ModelField] = {m.name: m for m in FIELDS}
+
+
+def _in_every_layout(api_key: int, f: Field) -> bool:
+    return all(any(g.name == f.name for g in m.fields) for m in _LAYOUTS[api_key])
+
+
+def _nullable_somewhere(api_key: int, f: Field) -> bool:
+    return any(g.name == f.name and (g.nullable_range.text != "none" or g.default is None)
+               for m in _LAYOUTS[api_key] for g in m.fields)
+
+
+def _read(api_key: int, f: Field, default) -> str:
+    """Source reading field ``f`` of a decoded record ``d``."""
+    if _in_every_layout(api_key, f):
+        return f"d[{f.json!r}]"
+    return f"d.get({f.json!r})" if default is None else f"d.get({f.json!r}, {default!r})"
+
+
+def _build_expr(m: ModelField) -> str:
+    sp = _special(m.name)
+    if sp.build is not None:
+        return sp.build
+    f = m.field
+    if f.is_array:
+        read = _read(3, f, None)
+        return f"({read} or [])" if (_nullable_somewhere(3, f) or read.startswith("d.get")) else read
+    if _in_every_layout(3, f):
+        return _read(3, f, None)
+    default = f.default_value()
+    return _read(3, f, default)
+
+
+def _sentinel(f: Field):
+    """A change field's "unchanged" value: its default."""
+    return None if f.default is MISSING and f.is_array else f.default_value()
+
+
+def _merge_lines(f: Field) -> list[str]:
+    """Source of what a change's field ``f`` does (``s``: the state, ``d``: the change)."""
+    sp = _special(f.name)
+    m = BY_NAME.get(f.name)
+    value = _read(5, f, _sentinel(f))
+    if sp.merge is not None:
+        replicas = _read(5, PARTITION_CHANGE_RECORD.fields[_index(5, "Replicas")], None)
+        return [line.format(value=value, replicas=replicas) for line in sp.merge]
+    if m is None:
+        raise TypeError(f"PartitionChangeRecord.{f.name} has no PartitionRecord field to change: "
+                        f"say what it does in partition_model.SPECIAL")
+    sentinel = _sentinel(f)
+    test = "is not None" if sentinel is None else f"!= {sentinel!r}"
+    var = m.attr
+    return [f"{var} = {value}", f"if {var} {test}:", f"    s.{m.attr} = {var}"]
+
+
+def _index(api_key: int, name: str) -> int:
+    return [f.name for f in _LAYOUTS[api_key][0].fields].index(name)
+
+
+def _sources() -> str:
+    args = ", ".join(m.attr for m in FIELDS)
+    local = [m for m in FIELDS if _special(m.name).local]
+    lines = [
+        "def partition_state(d, change):",
+        '    """A partition\'s state from a PartitionRecord\'s fields, changed at ``change``."""',
+        *[f"    {m.attr} = {_build_expr(m)}" for m in local],
+        "    state = PartitionState(   # positional, in field order: -6% time for a full walk",
+        *[f"        {m.attr if m in local else _build_expr(m)}," for m in FIELDS],
+        "        change)",
+        f"    unknown = d.get({UNKNOWN_TAGS!r})",
+        "    if unknown:",
+        "        state.unknown_tags = [[tag, raw] for tag, raw in sorted(unknown)]",
+        "    return state",
+        "",
+        "",
+        "def to_json(self):",
+        '    """The partition as the tree shows it (``/topics/<name>/<id>/data``)."""',
+        "    out = {",
+        *[f"        {m.json!r}: self.{m.attr}," for m in FIELDS],
+        "    }",
+        "    if self.unknown_tags:   # shown, not dropped: a newer Kafka's field this catalog lacks",
+        f"        out[{UNKNOWN_TAGS!r}] = self.unknown_tags",
+        "    return out",
+        "",
+        "",
+        "def merge_change(s, d):",
+        '    """Merge a PartitionChangeRecord (PartitionRegistration.merge); returns why',
+        "    Kafka would reject it instead (nothing is changed then).\"\"\"",
+    ]
+    change_fields = PARTITION_CHANGE_RECORD.fields
+    ordered = ([f for f in change_fields if _special(f.name).merge_first]
+               + [f for f in change_fields if not _special(f.name).merge_first])
+    for f in ordered:
+        lines += ["    " + line for line in _merge_lines(f)]
+    lines += [
+        f"    unknown = d.get({UNKNOWN_TAGS!r})",
+        "    if unknown:   # the last value of each tag the catalog does not know",
+        "        merged = {**dict(s.unknown_tags or ()), **dict(unknown)}",
+        "        s.unknown_tags = [[tag, merged[tag]] for tag in sorted(merged)]",
+        "    s.partition_epoch += 1",
+        "    return None",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _default_to_migrating(dirs, n: int) -> list:
+    """Kafka's rule: no directories, or all MIGRATING, means MIGRATING for every replica."""
+    if not dirs or dirs.count(MIGRATING_DIR) == len(dirs):
+        return [MIGRATING_DIR] * n
+    return list(dirs)
+
+
+#: the generated source of partition_state, PartitionState.to_json and merge_change
+SOURCE = _sources()
+_namespace: dict = {"_default_to_migrating": _default_to_migrating}
+exec(compile(SOURCE, f"<{__name__} generated>", "exec"), _namespace)
+
+
+def shown(partition_json: dict) -> dict:
+    """A partition's JSON (:meth:`to_json`) as text output shows it: enum
+    codes by name (``leaderRecoveryState: RECOVERED``); an unknown code
+    stays a number."""
+    out = dict(partition_json)
+    for key, names in _NAMED:
+        value = out[key]
+        out[key] = names.get(value, value)
+    return out
+
+
+_NAMED = tuple((m.json, m.names) for m in FIELDS if m.names)
+
+PartitionState = make_dataclass(
+    "PartitionState",
+    [(m.attr, "list" if m.field.is_array else "int" if m.field.type != "uuid" else "str")
+     for m in FIELDS]
+    + [("change", "tuple"),   # (offset, timestamp) of the record that last changed it
+       # tagged fields of its records the catalog does not know: [[tag, raw bytes]], by tag
+       ("unknown_tags", "list | None", field(default=None))],
+    namespace={"to_json": _namespace["to_json"],
+               "__module__": __name__,   # pickled by name, as a class written here would be
+               "__doc__": "A partition's registration after folding its records: one attribute "
+                          "per PartitionRecord field (see metashell.replay.partition_model)."})
+_namespace["PartitionState"] = PartitionState
+
+partition_state = _namespace["partition_state"]
+merge_change = _namespace["merge_change"]
+
+
+# -- what the other views take from the model ------------------------------------------------
+
+#: the Spark ``partitions`` table's columns after ``topic``: (column, Spark type, JSON key)
+SPARK_COLUMNS: tuple[tuple[str, str, str], ...] = tuple(
+    (m.column, m.spark_type, m.json)
+    for m in sorted(FIELDS, key=lambda m: (SPARK_RELEASED_ORDER.index(m.name)
+                                           if m.name in SPARK_RELEASED_ORDER
+                                           else len(SPARK_RELEASED_ORDER))))
+
+
+def spark_ddl() -> str:
+    """The Spark DDL of :data:`SPARK_COLUMNS`."""
+    return ", ".join(f"{column} {kind}" for column, kind, _ in SPARK_COLUMNS)
+
+
+#: a partition's JSON -> its Spark column values, in :data:`SPARK_COLUMNS` order
+spark_values = itemgetter(*(json for _, _, json in SPARK_COLUMNS))
+
+
+def _describe_change_fields() -> tuple:
+    keys = {"PartitionId", "TopicId"}
+    fields = {f.name: f for f in PARTITION_CHANGE_RECORD.fields if f.name not in keys}
+    order = [n for n in DESCRIBE_CHANGE_RELEASED_ORDER if n in fields]
+    order += [n for n in fields if n not in order]
+    out = []
+    for n in order:
+        f = fields[n]
+        m = BY_NAME.get(n)
+        out.append((f.json, _sentinel(f), f.is_array, m.names if m is not None else None))
+    return tuple(out)
+
+
+#: what ``describe`` shows of a change: (JSON key, unchanged value, is an array, enum names)
+DESCRIBE_CHANGE: tuple = _describe_change_fields()
+
+#: PartitionRecord fields ``describe`` shows beyond its fixed head (partitionId,
+#: replicas, isr, leader, its recovery state, leaderEpoch, partitionEpoch):
+#: the fields the catalog gained since, as ``key value``
+DESCRIBE_RECORD_HEAD = ("PartitionId", "Replicas", "Isr", "Leader", "LeaderRecoveryState",
+                        "LeaderEpoch", "PartitionEpoch")
+DESCRIBE_RECORD_TAIL: tuple = tuple(
+    (m.json, m.field.is_array) for m in FIELDS
+    if m.name not in DESCRIBE_RECORD_HEAD and m.name not in DESCRIBE_RECORD_LEAVES_OUT)
