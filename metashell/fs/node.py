@@ -129,24 +129,30 @@ class TextLeaf(Leaf):
 
 
 class DictDir(Node):
-    """A directory over a mapping of name -> Node, or name -> factory() -> Node."""
+    """A directory over a mapping of name -> Node, or name -> factory() -> Node.
+    ``aliases`` are more children of the same kind that a path reaches but no
+    listing shows (Kafka 2.8-3.4's names of what the tree names otherwise)."""
 
     is_dir = True
 
     def __init__(self, name: str, entries: "dict[str, Any] | None" = None,
                  change: "tuple[int, int] | None" = None, note: "Note" = None,
-                 fields: "Callable[[], dict | None] | None" = None):
+                 fields: "Callable[[], dict | None] | None" = None,
+                 aliases: "dict[str, Any] | None" = None):
         super().__init__(name)
         self._entries = entries if entries is not None else {}
         self._change = change
         self._note = note
         self._fields = fields
+        self._aliases = aliases
 
     def children(self) -> list[str]:
         return sort_names(self._entries)
 
     def child(self, name: str) -> "Node | None":
         entry = self._entries.get(name)
+        if entry is None and self._aliases:
+            entry = self._aliases.get(name)
         if entry is None:
             return None
         return entry() if callable(entry) and not isinstance(entry, Node) else entry

@@ -18,6 +18,7 @@ from ..kraft import enums
 from ..replay.registration import registration_offset, registration_time
 from ..timefmt import iso_time
 from .node import DictDir, Leaf, Node, TextLeaf, sort_names
+from .old_paths import PRODUCER_IDS
 from .paths import plain_id
 
 REDACTED = "[redacted]"
@@ -392,11 +393,14 @@ class FeaturesDir(ViewDir):
 
 
 def producer_ids_dir(view: View) -> Node:
+    """``nextProducerId`` (and ``lastBrokerId``, ``lastBrokerEpoch`` when
+    known); Kafka 2.8-3.4's names of them reach the same values unlisted."""
     ent = view.image.producer_ids
-    if ent is None:
-        return DictDir("producerIds", {"nextProducerId": Leaf("nextProducerId", -1)})
-    return DictDir("producerIds", {k: Leaf(k, v, change=ent.change) for k, v in ent.value.items()},
-                   change=ent.change)
+    values, change = ({"nextProducerId": -1}, None) if ent is None else (ent.value, ent.change)
+    aliases = {old: Leaf(old, values[new], change=change)
+               for old, new in PRODUCER_IDS.items() if new in values}
+    return DictDir("producerIds", {k: Leaf(k, v, change=change) for k, v in values.items()},
+                   change=change, aliases=aliases)
 
 
 class ScramDir(ViewDir):
