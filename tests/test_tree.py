@@ -190,7 +190,8 @@ class TestOldShellPaths:
         assert ls(s.root, "/acl") == ["id"]
         assert ls(s.root, "/acl/id") == ls(s.root, "/acls") == [uid(900)]
         assert ls(s.root, "/client-quotas") == ls(s.root, "/clientQuotas") == ["user"]
-        assert cat(build_root(Image()), "/producerIds/nextBlockStartId") == -1
+        for name in ("nextBlockStartId", "lastBlockBrokerId", "lastBlockBrokerEpoch"):
+            assert cat(build_root(Image()), f"/producerIds/{name}") == -1
 
     def test_no_listing_shows_them(self, tmp_path):
         s = load(tmp_path, *rich_cluster())

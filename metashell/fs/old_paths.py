@@ -6,7 +6,8 @@ The native tree keeps the old shell's layout (``/brokers``, ``/topics``,
 follow the contract's camelCase: the old ``/client-quotas/...`` is
 ``/clientQuotas/...``, ``/acl/id/<id>`` is ``/acls/<id>``, and
 ``/producerIds/{nextBlockStartId,lastBlockBrokerId,lastBlockBrokerEpoch}``
-are ``nextProducerId``, ``lastBrokerId`` and ``lastBrokerEpoch``. The old
+are ``nextProducerId``, ``lastBrokerId`` and ``lastBrokerEpoch`` (-1 where
+the native tree has none: not known, as a snapshot's record says). The old
 names stay reachable: a path through them works everywhere a path does
 (``cd``, ``cat``, ``ls``, ``tree``, ``find``, ``changes``) and shows the
 same nodes, but no listing or glob shows them, so ``ls /``, ``find /`` and

@@ -394,11 +394,12 @@ class FeaturesDir(ViewDir):
 
 def producer_ids_dir(view: View) -> Node:
     """``nextProducerId`` (and ``lastBrokerId``, ``lastBrokerEpoch`` when
-    known); Kafka 2.8-3.4's names of them reach the same values unlisted."""
+    known); Kafka 2.8-3.4's names of them reach the same values unlisted,
+    -1 where not known (as that shell shows a snapshot's record)."""
     ent = view.image.producer_ids
     values, change = ({"nextProducerId": -1}, None) if ent is None else (ent.value, ent.change)
-    aliases = {old: Leaf(old, values[new], change=change)
-               for old, new in PRODUCER_IDS.items() if new in values}
+    aliases = {old: Leaf(old, values.get(new, -1), change=change)
+               for old, new in PRODUCER_IDS.items()}
     return DictDir("producerIds", {k: Leaf(k, v, change=change) for k, v in values.items()},
                    change=change, aliases=aliases)
 
