@@ -220,3 +220,34 @@ class TestOldShellPaths:
                          (f"/acl/id/{uid(900)}", f"/acls/{uid(900)}")):
             status, out, _ = self.run(s, "changes", old)
             assert (status, out) == self.run(s, "changes", new)[:2] and out, old
+
+
+def walked_tree_text(node, indent=0) -> list:
+    """``tree``'s text by walking every node (no ``Node.tree_lines``)."""
+    from metashell.render import value_text
+    pad = " " * indent
+    if not node.is_dir:
+        text = node.text()
+        if text is not None:
+            return [pad + text]
+        return [pad + line for line in value_text(node.value()).split("\n")]
+    out = []
+    for name, child in node.entries():
+        out.append(f"{pad}{name}:")
+        out += walked_tree_text(child, indent + 2)
+    return out
+
+
+def test_a_topic_made_at_once_prints_as_walked(tmp_path):
+    """Topics make their ``tree`` text at once (native and ``/image``): the
+    same lines as walking their nodes."""
+    from metashell.render import tree_text_lines
+    s = load(tmp_path, *rich_cluster())
+    for path in ("/", "/topics", "/topicIds", f"/topicIds/{T1}", "/image/topics",
+                 "/image/topics/byName/foo", "/image"):
+        n = node(s.root, path)
+        for indent in (0, 2):
+            made = "\n".join(tree_text_lines(n, indent)).split("\n")
+            assert made == walked_tree_text(n, indent), path
+    assert node(s.root, "/topics/foo").tree_lines(0) is not None
+    assert node(s.root, "/image/topics/byId/" + T1).tree_lines(0) is not None

@@ -167,6 +167,24 @@ class TopicDir(_ImageDir):
         return TextLeaf(name, compute=state.to_json, text=lambda: kt.partition(state),
                         change=state.change)
 
+    def tree_lines(self, indent):
+        """What walking the topic prints, without a node per partition
+        (``tree /image/topics`` shows every partition twice, by name and by
+        id), in pieces of up to a thousand lines."""
+        t = self.topic
+        states = {str(p): state for p, state in t.partitions().items()}
+        pad, inner = " " * indent, "\n" + " " * (indent + 2)
+        partition = kt.partition
+        out = []
+        for name in kt.java_sorted([*states, "id", "name"]):
+            state = states.get(name)
+            if state is not None:
+                text = partition(state)
+            else:
+                text = t.topic_id if name == "id" else t.name
+            out.append(f"{pad}{name}:{inner}{text}")
+        return ["\n".join(out[i:i + 500]) for i in range(0, len(out), 500)]
+
     def last_change(self):
         return self.topic.change
 

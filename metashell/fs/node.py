@@ -64,6 +64,13 @@ class Node:
         None to be walked."""
         return None
 
+    def tree_lines(self, indent: int) -> "Iterable[str] | None":
+        """The text ``tree`` of the whole subtree (its children, ``indent``
+        spaces in) when the node can make it at once, cheaper than walking
+        it (a topic: its partitions' lines without a node each), as pieces
+        of one or more whole lines (no final newline); None to be walked."""
+        return None
+
     def last_change(self) -> "tuple[int, int] | None":
         """(offset, timestamp ms) of the record that last changed this node."""
         return None
