@@ -119,10 +119,42 @@ class ControllersDir(_ImageDir):
 # -- topics -------------------------------------------------------------------------
 
 
+# the most text of topics ``tree /image/topics`` keeps between its two indexes
+KEEP_BYTES = 512 << 20
+
+
 class TopicsDir(_ImageDir):
     def _entries(self):
         return {"byName": lambda: TopicIndexDir("byName", self.view, by_id=False),
                 "byId": lambda: TopicIndexDir("byId", self.view, by_id=True)}
+
+    def tree_lines(self, indent):
+        return self._tree_lines(indent)
+
+    def _tree_lines(self, indent):
+        """``byId`` and ``byName`` as walking them prints them, each topic's
+        text made once: the second index shows it again from the first's,
+        kept (up to ``KEEP_BYTES`` of it; the rest is made again), not folded
+        again."""
+        pad, deeper = " " * indent, " " * (indent + 2)
+        made: "dict[str, list[str]]" = {}
+        room = KEEP_BYTES
+        for index in self.children():
+            yield f"{pad}{index}:"
+            topics = self.child(index)
+            for name in topics.children():
+                topic = topics.topic(name)
+                if topic is None:
+                    continue
+                yield f"{deeper}{name}:"
+                pieces = made.pop(topic.topic_id, None)
+                if pieces is None:
+                    pieces = TopicDir(name, self.view, topic).tree_lines(indent + 4)
+                    size = sum(map(len, pieces))
+                    if size <= room:
+                        made[topic.topic_id] = pieces
+                        room -= size
+                yield from pieces
 
 
 class TopicIndexDir(_ImageDir):
@@ -133,9 +165,13 @@ class TopicIndexDir(_ImageDir):
     def children(self):
         return kt.java_sorted(self.image.topics if self.by_id else self.image.topic_names)
 
-    def child(self, name):
+    def topic(self, name):
+        """The topic (``TopicState``) named ``name`` here, or None."""
         img = self.image
-        t = img.topics.get(name) if self.by_id else img.topic_by_name(name)
+        return img.topics.get(name) if self.by_id else img.topic_by_name(name)
+
+    def child(self, name):
+        t = self.topic(name)
         return TopicDir(name, self.view, t) if t is not None else None
 
 
