@@ -440,6 +440,8 @@ class _Loader:
             engine.image.last_time = written
         if engine.image.last_epoch < 0:
             engine.image.last_epoch = epoch
+        if image.last_data_offset < 0:
+            image.last_data_offset, image.last_data_time = image.last_offset, image.last_time
         return footer
 
     def segment(self, engine: ReplayEngine, seg, findings: Findings, newest: bool) -> None:

@@ -15,7 +15,7 @@ from metashell.fs import kafka_text as kt
 from metashell.fs.complete import complete_path
 from metashell.fs.image_view import decode_entity, image_parts, native_parts
 from metashell.kraft.writer import record
-from test_replay_support import broker, load, ls, node, uid
+from test_replay_support import TS0, broker, load, ls, node, uid
 from test_tree import T1, rich_cluster
 
 
@@ -131,3 +131,20 @@ def test_the_old_shells_paths_are_in_the_native_tree(tmp_path):
     assert node(s.root, "/metadataQuorum/offset").value() == 0
     commit = node(s.root, "/local/commitId").value()
     assert commit == "unknown" or len(commit) == 16
+
+
+def test_provenance_text_is_the_last_batch_of_metadata_records(tmp_path):
+    """Kafka's loader never sees a control batch: a log that ends in leader
+    changes shows the last data batch's offset and time in Kafka's text;
+    the JSON value, as /metadataQuorum, the last record applied."""
+    from test_replay_support import Log
+    from metashell.session import open_session
+    log = Log(epoch=4)
+    log.add(record("NoOpRecord"))                 # offset 0, TS0
+    log.add(record("NoOpRecord"))                 # offset 1, TS0 + 1 s
+    log.leader(2)                                 # offset 2
+    log.leader(3)                                 # offset 3
+    s = open_session(log.write(tmp_path))
+    prov = node(s.root, "/image/provenance")
+    assert prov.text() == f"offset 1, epoch 4, time {kt.zoned_time(TS0 + 1000)}"
+    assert prov.value()["offset"] == 3 == node(s.root, "/metadataQuorum/offset").value()

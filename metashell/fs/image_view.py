@@ -75,17 +75,21 @@ class ImageDir(_ImageDir):
 def provenance_leaf(view: View) -> Node:
     """The offset, epoch and time of what was applied last: log offsets, also
     for a snapshot (Kafka's shell shows a snapshot's offsets inside the file).
-    Its text gives, for a snapshot with nothing applied after it, the time its
-    batches were appended, as Kafka's shell does; its JSON the time of the
-    last record, as /metadataQuorum/time (a snapshot and the log replayed to
-    its end give the same)."""
+    Its text, as Kafka's shell's, gives the last batch of metadata records
+    (its loader never sees a control batch: a leader change the log ends in
+    moves neither offset nor time) and, for a snapshot with nothing applied
+    after it, the time its batches were appended; its JSON the last record
+    applied and its time, as /metadataQuorum/{offset,time} (a snapshot and the
+    log replayed to its end give the same)."""
     img = view.image
     offset, epoch, ms = img.last_offset, img.last_epoch, img.last_time
     value = {"offset": offset, "epoch": epoch, "time": iso_time(ms)}
-    shown = ms
-    if img.snapshot_written >= 0 and offset <= img.snapshot_offset:
+    shown_offset, shown = offset, ms
+    if img.last_data_offset >= 0:
+        shown_offset, shown = img.last_data_offset, img.last_data_time
+    if img.snapshot_written >= 0 and shown_offset <= img.snapshot_offset:
         shown = img.snapshot_written
-    return TextLeaf("provenance", value, text=lambda: kt.provenance(offset, epoch, shown))
+    return TextLeaf("provenance", value, text=lambda: kt.provenance(shown_offset, epoch, shown))
 
 
 # -- cluster ------------------------------------------------------------------------

@@ -130,6 +130,8 @@ class ReplayEngine:
         if epoch >= 0:
             self.image.quorum.leader_epoch = epoch
             self.image.last_epoch = epoch
+        self.image.last_data_offset = self.image.last_offset
+        self.image.last_data_time = self.image.last_time
 
     def end_snapshot(self) -> None:
         if self._txn is not None:
@@ -248,6 +250,7 @@ class ReplayEngine:
             self.image.last_time = max(self.image.last_time, h.max_timestamp)
             if not h.is_control:
                 self.image.last_epoch = h.epoch
+                self.image.data_applied(h.last_offset, h.max_timestamp)
         return True
 
     def _kept_run(self, rec: deferred.KeptRun, in_snapshot: bool) -> "list | None":
@@ -298,6 +301,7 @@ class ReplayEngine:
                         self.image.last_offset = max(self.image.last_offset, last.offset)
                         self.image.last_time = max(self.image.last_time, last.timestamp)
                         self.image.last_epoch = h.epoch
+                        self.image.data_applied(last.offset, last.timestamp)
                     return False
             self._batch_last = rec
             self.apply(rec, h)
@@ -318,6 +322,7 @@ class ReplayEngine:
                 image.last_offset = max(image.last_offset, h.last_offset)
                 image.last_time = max(image.last_time, h.max_timestamp)
                 image.last_epoch = h.epoch
+                image.data_applied(h.last_offset, h.max_timestamp)
                 return True
         for batch in run.batches():
             if not self.apply_batch(batch):
@@ -334,6 +339,7 @@ class ReplayEngine:
             image.last_offset = max(image.last_offset, h.last_offset)
             image.last_time = max(image.last_time, h.max_timestamp)
             image.last_epoch = h.epoch
+            image.data_applied(h.last_offset, h.max_timestamp)
             return True
         kept, last = [], None
         if type(entries) is ChangeBatch:
@@ -351,6 +357,7 @@ class ReplayEngine:
             image.last_offset = max(image.last_offset, last.offset)
             image.last_time = max(image.last_time, last.timestamp)
             image.last_epoch = h.epoch
+            image.data_applied(last.offset, last.timestamp)
         return False
 
     def settle(self) -> None:

@@ -291,6 +291,8 @@ class Image:
     last_offset: int = -1                                   # last applied record offset (log offsets)
     last_time: int = -1                                     # append time of the last applied batch
     last_epoch: int = -1                                    # leader epoch of the last applied data batch
+    last_data_offset: int = -1                              # its last offset (last_offset counts control
+    last_data_time: int = -1                                # batches too) and append time
     # the snapshot loaded: its last offset, and when its batches were appended (Kafka's
     # shell shows that time as a snapshot's provenance; last_time is its last record's)
     snapshot_offset: int = -1
@@ -316,6 +318,12 @@ class Image:
     scram = _Kept(11)
     quotas = _Kept(14)
     acls = _Kept(18)
+
+    def data_applied(self, last_offset: int, time: int) -> None:
+        """A batch of metadata records (not a control batch) ending at
+        ``last_offset``, appended at ``time``, was applied."""
+        self.last_data_offset = max(self.last_data_offset, last_offset)
+        self.last_data_time = max(self.last_data_time, time)
 
     def settle(self) -> None:
         """Apply every record the engine kept unread (a snapshot's configs,
