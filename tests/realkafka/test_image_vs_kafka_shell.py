@@ -7,7 +7,8 @@ histories written by the project's writer, the bench's generated shapes, and
 for each release the workload cluster (``kafka_run``, shared with
 test_fidelity.py: one cluster run per release) wrote: every node's snapshots
 and segments, each alone, and its whole metadata log dir (Kafka's shell takes
-one file: its segments joined into one, beside metashell on the dir itself).
+one file: its segments joined into one, without the control batches it may end
+in, beside metashell on the dir itself).
 The only differences allowed are
 the README's "Coming from Kafka's shell" list (``image_shell``
 applies them to Kafka's text); a file Kafka's shell cannot load (it hangs on
@@ -185,6 +186,23 @@ def joined_log(segments: "list[Path]", into: Path) -> Path:
     return out
 
 
+def without_trailing_control_batches(path: Path) -> None:
+    """Cut ``path`` (a log) after its last batch of metadata records. Kafka's
+    loader never sees a control batch, so on a log that ends in two or more
+    (leader changes as a quorum shuts down) its shell waits forever for an
+    offset it never reaches; /image shows nothing of them (its provenance is
+    the last batch of metadata records, in both shells)."""
+    data, pos, end = path.read_bytes(), 0, 0
+    while pos + 23 <= len(data):
+        # baseOffset (8), batchLength (4), partitionLeaderEpoch (4), magic (1), crc (4), attributes (2)
+        length = int.from_bytes(data[pos + 8:pos + 12], "big")
+        control = data[pos + 22] & 0x20
+        pos += 12 + length
+        if not control:
+            end = pos
+    path.write_bytes(data[:end])
+
+
 def metadata_level(path: Path) -> "int | None":
     """The metadata.version feature level ``path`` ends with (None: unset)."""
     from metashell.fs.node import lookup
@@ -211,6 +229,7 @@ def run_inputs(kafka_run, into: Path) -> "tuple[list[Input], list[str]]":
         given = [(f"node {node_id} {p.name}", p, p) for p in
                  kafka_run.snapshots[node_id] + kafka_run.segments[node_id]]
         joined = joined_log(kafka_run.segments[node_id], into / f"node-{node_id}-log")
+        without_trailing_control_batches(joined)
         given.append((f"node {node_id} metadata dir", joined, Path(metadata_dir)))
         for name, source, ours in given:
             level = metadata_level(ours)

@@ -16,7 +16,9 @@ for the paths, then one ``cat`` of every file compared. Compared: a broker's
 ``data`` (the old shell ignores the replica lists of a PartitionChangeRecord,
 a bug of its own: those fields are compared only for partitions no change
 touched), config values, features, and for a log ``/metadataQuorum/offset``
-and ``leader`` (for a snapshot the old shell shows offsets inside the file).
+and ``leader`` (for a snapshot the old shell shows offsets inside the file; a
+log's offset is its last data batch's, where ours counts the control batches
+it may end in).
 The old shell also sets ``isFenced`` to true at every registration, whatever
 the record says (3.5+ takes the record's flag, as metashell does): a broker's
 ``isFenced`` is compared only once a fence, unfence or registration change
@@ -135,10 +137,10 @@ def differences(path: Path, theirs: dict, root, changed: set) -> list[str]:
     return problems
 
 
-def deleted_topics(path: Path) -> set:
-    """The names of the topics a RemoveTopicRecord of ``path`` deleted."""
+def deleted_topics(records) -> set:
+    """The names of the topics a RemoveTopicRecord of ``records`` deleted."""
     names, deleted = {}, set()
-    for record in read_records(path):
+    for record in records:
         if record.name == "TopicRecord":
             names[record.data["topicId"]] = record.data["name"]
         elif record.name == "RemoveTopicRecord":
@@ -164,13 +166,23 @@ def compare(path: Path, tmp_path: Path) -> "tuple[dict, list[str]]":
     theirs = {p: v for p, v in theirs.items()
               if not p.endswith("/isFenced") or fenced_since_registration(session, p)}
     # the old shell leaves a deleted topic's configs (Kafka's image drops them)
-    deleted = deleted_topics(path)
+    records = list(read_records(path))
+    deleted = deleted_topics(records)
     theirs = {p: v for p, v in theirs.items()
               if not (p.startswith("/configs/topic/") and p.split("/")[3] in deleted
                       and lookup(session.root, p.split("/")[1:]) is None)}
+    problems = []
     if path.suffix == ".checkpoint":   # the old shell's offsets are inside the file
         theirs = {p: v for p, v in theirs.items() if not p.startswith("/metadataQuorum")}
-    problems = differences(path, theirs, session.root, changed)
+    elif "/metadataQuorum/offset" in theirs and records[-1].kind == "control":
+        # the old shell's offset is its last data batch's (control batches go
+        # elsewhere), ours the last record applied, a leader change too: its
+        # last data batch's is /image/provenance's
+        offset = theirs.pop("/metadataQuorum/offset")
+        if offset != str(session.image.last_data_offset):
+            problems.append(f"{path.name}: /metadataQuorum/offset: Kafka {OLD_SHELL}: {offset!r}, "
+                            f"our last data batch's: {session.image.last_data_offset}")
+    problems += differences(path, theirs, session.root, changed)
     session.close()
     return theirs, problems
 
