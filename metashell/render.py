@@ -343,7 +343,9 @@ def tree_text_lines(node, indent: int = 0) -> Iterator[str]:
     """The text ``tree``: the start node's own name is not printed; each
     child prints as ``name:`` and its content follows two spaces deeper.
     A file's value prints as in ``cat``, every line indented. A file as the
-    start node prints its value at ``indent``."""
+    start node prints its value at ``indent``. Each piece is one line, or
+    several joined by newlines where a node makes its subtree at once
+    (``Node.tree_lines``)."""
     pad = " " * indent
     if not node.is_dir:
         text = node.text()
@@ -353,6 +355,10 @@ def tree_text_lines(node, indent: int = 0) -> Iterator[str]:
         text = value_text(node.shown_value())
         for line in text.split("\n"):
             yield pad + line
+        return
+    whole = node.tree_lines(indent)
+    if whole is not None:
+        yield from whole
         return
     for name, child in _children(node):
         yield f"{pad}{name}:"

@@ -15,7 +15,7 @@ from metashell.fs import kafka_text as kt
 from metashell.fs.complete import complete_path
 from metashell.fs.image_view import decode_entity, image_parts, native_parts
 from metashell.kraft.writer import record
-from test_replay_support import broker, load, ls, node, uid
+from test_replay_support import TS0, broker, load, ls, node, uid
 from test_tree import T1, rich_cluster
 
 
@@ -157,3 +157,21 @@ def test_provenance_is_the_last_data_batch_as_in_kafkas_shell(tmp_path):
     w.write(path)
     _, out, _ = run(open_session(path), "cat", "/image/provenance")
     assert out == "offset 3, epoch 2, time 2023-11-14T22:13:30Z[UTC]\n"
+
+
+def test_provenance_is_the_last_batch_of_metadata_records_after_leader_changes(tmp_path):
+    """Kafka's loader never sees a control batch: a log that ends in leader
+    changes shows the last data batch's offset and time, in text and JSON;
+    /metadataQuorum/offset is the last record applied."""
+    from test_replay_support import Log
+    from metashell.session import open_session
+    log = Log(epoch=4)
+    log.add(record("NoOpRecord"))                 # offset 0, TS0
+    log.add(record("NoOpRecord"))                 # offset 1, TS0 + 1 s
+    log.leader(2)                                 # offset 2
+    log.leader(3)                                 # offset 3
+    s = open_session(log.write(tmp_path))
+    prov = node(s.root, "/image/provenance")
+    assert prov.text() == f"offset 1, epoch 4, time {kt.zoned_time(TS0 + 1000)}"
+    assert prov.value()["offset"] == 1
+    assert node(s.root, "/metadataQuorum/offset").value() == 3

@@ -161,3 +161,93 @@ class TestLongListings:
             assert any(o is names for o in gc.get_objects(generation=2)), path
         short = node(s.root, "/features").children()
         assert not any(o is short for o in gc.get_objects(generation=2))
+
+
+class TestOldShellPaths:
+    """Kafka 2.8-3.4's names of what the native tree names otherwise
+    (``/client-quotas``, ``/acl/id``, ``/producerIds/nextBlockStartId``, ...)
+    reach the same nodes, and no listing shows them."""
+
+    @staticmethod
+    def run(session, *words, cwd=None):
+        import io
+
+        from metashell.commands import Context, run_words
+        out, err = io.StringIO(), io.StringIO()
+        ctx = Context.for_session(session, out=out, err=err)
+        if cwd is not None:
+            assert run_words(ctx, ["cd", cwd]) == 0, err.getvalue()
+        status = run_words(ctx, list(words))
+        return status, out.getvalue(), err.getvalue()
+
+    def test_the_old_names_reach_the_native_values(self, tmp_path):
+        s = load(tmp_path, *rich_cluster())
+        assert cat(s.root, "/client-quotas/user/<default>/consumer_byte_rate") == 5.0
+        assert cat(s.root, f"/acl/id/{uid(900)}") == cat(s.root, f"/acls/{uid(900)}")
+        assert cat(s.root, "/producerIds/nextBlockStartId") == 7000
+        assert cat(s.root, "/producerIds/lastBlockBrokerId") == 1
+        assert cat(s.root, "/producerIds/lastBlockBrokerEpoch") == 10
+        assert ls(s.root, "/acl") == ["id"]
+        assert ls(s.root, "/acl/id") == ls(s.root, "/acls") == [uid(900)]
+        assert ls(s.root, "/client-quotas") == ls(s.root, "/clientQuotas") == ["user"]
+        for name in ("nextBlockStartId", "lastBlockBrokerId", "lastBlockBrokerEpoch"):
+            assert cat(build_root(Image()), f"/producerIds/{name}") == -1
+
+    def test_no_listing_shows_them(self, tmp_path):
+        s = load(tmp_path, *rich_cluster())
+        assert s.root.children() == TOP
+        assert ls(s.root, "/producerIds") == ["lastBrokerEpoch", "lastBrokerId", "nextProducerId"]
+        assert not [p for p, _ in walk(s.root, "/")
+                    if "client-quotas" in p or "/acl/" in p or "Block" in p]
+        _, out, _ = self.run(s, "ls", "/*")
+        assert "client-quotas" not in out and "acl:" not in out
+
+    def test_every_command_takes_them(self, tmp_path):
+        s = load(tmp_path, *rich_cluster())
+        assert self.run(s, "find", "/acl") == (0, f"/acl\n/acl/id\n/acl/id/{uid(900)}\n", "")
+        status, out, _ = self.run(s, "pwd", cwd="/client-quotas/user")
+        assert (status, out) == (0, "/client-quotas/user\n")
+        status, out, _ = self.run(s, "ls", cwd="/client-quotas/user")
+        assert (status, out) == (0, "<default>\n")
+        _, old, _ = self.run(s, "tree", "/client-quotas")
+        _, new, _ = self.run(s, "tree", "/clientQuotas")
+        assert old.replace("client-quotas", "clientQuotas") == new != ""
+        _, old, _ = self.run(s, "tree", "/acl/id")
+        assert old == self.run(s, "tree", "/acls")[1].replace("acls", "id", 1) != ""
+        assert self.run(s, "cat", "/producerIds/nextBlockStartId") == (0, "7000\n", "")
+        for old, new in (("/producerIds/nextBlockStartId", "/producerIds/nextProducerId"),
+                         ("/client-quotas/user/<default>", "/clientQuotas/user/<default>"),
+                         (f"/acl/id/{uid(900)}", f"/acls/{uid(900)}")):
+            status, out, _ = self.run(s, "changes", old)
+            assert (status, out) == self.run(s, "changes", new)[:2] and out, old
+
+
+def walked_tree_text(node, indent=0) -> list:
+    """``tree``'s text by walking every node (no ``Node.tree_lines``)."""
+    from metashell.render import value_text
+    pad = " " * indent
+    if not node.is_dir:
+        text = node.text()
+        if text is not None:
+            return [pad + text]
+        return [pad + line for line in value_text(node.shown_value()).split("\n")]
+    out = []
+    for name, child in node.entries():
+        out.append(f"{pad}{name}:")
+        out += walked_tree_text(child, indent + 2)
+    return out
+
+
+def test_a_topic_made_at_once_prints_as_walked(tmp_path):
+    """Topics make their ``tree`` text at once (native and ``/image``): the
+    same lines as walking their nodes."""
+    from metashell.render import tree_text_lines
+    s = load(tmp_path, *rich_cluster())
+    for path in ("/", "/topics", "/topicIds", f"/topicIds/{T1}", "/image/topics",
+                 "/image/topics/byName/foo", "/image"):
+        n = node(s.root, path)
+        for indent in (0, 2):
+            made = "\n".join(tree_text_lines(n, indent)).split("\n")
+            assert made == walked_tree_text(n, indent), path
+    assert node(s.root, "/topics/foo").tree_lines(0) is not None
+    assert node(s.root, "/image/topics/byId/" + T1).tree_lines(0) is not None

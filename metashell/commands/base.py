@@ -66,7 +66,10 @@ Two trees: the native one (/brokers, /topics/NAME/P/data, /configs/topic/NAME,
 /metadataQuorum, ... as in Kafka 2.8-3.4's shell, plus more) and /image, the
 tree of Kafka 3.5+'s shell (/image/topics/byName/NAME/P, /image/cluster/brokers/ID,
 /image/configs/TOPIC:NAME, ...), whose files print Kafka's own text
-(PartitionRegistration(...)); -o json gives the native tree's values there too."""
+(PartitionRegistration(...)); -o json gives the native tree's values there too.
+Kafka 2.8-3.4's /client-quotas, /acl/id/ID and /producerIds/nextBlockStartId
+(lastBlockBrokerId, lastBlockBrokerEpoch) reach /clientQuotas, /acls/ID and
+/producerIds/nextProducerId (...): aliases, which no listing shows."""
 
 
 class Command:

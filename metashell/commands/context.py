@@ -82,8 +82,18 @@ class Context:
         self.out.write(text + "\n")
 
     def write_lines(self, lines) -> None:
-        for line in lines:
-            self.out.write(line + "\n")
+        """Each of ``lines`` on stdout, a thousand at a time (what was made
+        is written also when making the next fails)."""
+        out, chunk = self.out, []
+        try:
+            for line in lines:
+                chunk.append(line)
+                if len(chunk) >= 1000:
+                    out.write("\n".join(chunk) + "\n")
+                    chunk.clear()
+        finally:
+            if chunk:
+                out.write("\n".join(chunk) + "\n")
 
     def error(self, message: str) -> None:
         """One line of diagnostics on stderr (stdout is flushed first so the

@@ -10,6 +10,7 @@ applied to the path where its change shows (:func:`entity_path`).
 from __future__ import annotations
 
 from .image_view import native_parts
+from .old_paths import native_parts as old_native_parts
 from .paths import plain_id, to_text
 from .tree import DEFAULT_NAME
 
@@ -18,6 +19,7 @@ def entity_records(image, parts: list[str]) -> list | None:
     """Map a tree path to the records of the entity it shows (None if none)."""
     if not parts:
         return None
+    parts = old_native_parts(parts)
     if parts[0] == "image":
         parts = native_parts(parts[1:])
         if parts is None:

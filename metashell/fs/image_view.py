@@ -85,10 +85,11 @@ def provenance_leaf(view: View) -> Node:
     """The offset, epoch and time of the last data batch applied: log offsets,
     also for a snapshot (Kafka's shell shows a snapshot's offsets inside the
     file); control batches after it (a new leader's LeaderChange, KRaftVersion,
-    Voters) do not move it, as in Kafka's shell. Its text gives, for a snapshot with nothing applied after it, the time its
-    batches were appended, as Kafka's shell does; its JSON the time of the
-    last record, as /metadataQuorum/time (a snapshot and the log replayed to
-    its end give the same)."""
+    Voters) do not move them: Kafka's shell's loader never sees a control
+    batch. Its text gives, for a snapshot with nothing applied after it, the
+    time its batches were appended, as Kafka's shell does; its JSON the time
+    of the last record of that batch (a snapshot and the log replayed to its
+    end give the same)."""
     img = view.image
     offset, epoch, ms = img.data_offset, img.last_epoch, img.data_time
     value = {"offset": offset, "epoch": epoch, "time": iso_time(ms)}
@@ -129,10 +130,42 @@ class ControllersDir(_ImageDir):
 # -- topics -------------------------------------------------------------------------
 
 
+# the most text of topics ``tree /image/topics`` keeps between its two indexes
+KEEP_BYTES = 512 << 20
+
+
 class TopicsDir(_ImageDir):
     def _entries(self):
         return {"byName": lambda: TopicIndexDir("byName", self.view, by_id=False),
                 "byId": lambda: TopicIndexDir("byId", self.view, by_id=True)}
+
+    def tree_lines(self, indent):
+        return self._tree_lines(indent)
+
+    def _tree_lines(self, indent):
+        """``byId`` and ``byName`` as walking them prints them, each topic's
+        text made once: the second index shows it again from the first's,
+        kept (up to ``KEEP_BYTES`` of it; the rest is made again), not folded
+        again."""
+        pad, deeper = " " * indent, " " * (indent + 2)
+        made: "dict[str, list[str]]" = {}
+        room = KEEP_BYTES
+        for index in self.children():
+            yield f"{pad}{index}:"
+            topics = self.child(index)
+            for name in topics.children():
+                topic = topics.topic(name)
+                if topic is None:
+                    continue
+                yield f"{deeper}{name}:"
+                pieces = made.pop(topic.topic_id, None)
+                if pieces is None:
+                    pieces = TopicDir(name, self.view, topic).tree_lines(indent + 4)
+                    size = sum(map(len, pieces))
+                    if size <= room:
+                        made[topic.topic_id] = pieces
+                        room -= size
+                yield from pieces
 
 
 class TopicIndexDir(ViewDir):
@@ -143,9 +176,13 @@ class TopicIndexDir(ViewDir):
     def children(self):
         return kt.java_sorted(self.image.topics if self.by_id else self.image.topic_names)
 
-    def child(self, name):
+    def topic(self, name):
+        """The topic (``TopicState``) named ``name`` here, or None."""
         img = self.image
-        t = img.topics.get(name) if self.by_id else img.topic_by_name(name)
+        return img.topics.get(name) if self.by_id else img.topic_by_name(name)
+
+    def child(self, name):
+        t = self.topic(name)
         return TopicDir(name, self.view, t) if t is not None else None
 
 
@@ -176,6 +213,24 @@ class TopicDir(ViewDir):
             return None
         return TextLeaf(name, compute=state.to_json, text=lambda: kt.partition(state),
                         change=state.change)
+
+    def tree_lines(self, indent):
+        """What walking the topic prints, without a node per partition
+        (``tree /image/topics`` shows every partition twice, by name and by
+        id), in pieces of up to a thousand lines."""
+        t = self.topic
+        states = {str(p): state for p, state in t.partitions().items()}
+        pad, inner = " " * indent, "\n" + " " * (indent + 2)
+        partition = kt.partition
+        out = []
+        for name in kt.java_sorted([*states, "id", "name"]):
+            state = states.get(name)
+            if state is not None:
+                text = partition(state)
+            else:
+                text = t.topic_id if name == "id" else t.name
+            out.append(f"{pad}{name}:{inner}{text}")
+        return ["\n".join(out[i:i + 500]) for i in range(0, len(out), 500)]
 
     def last_change(self):
         return self.topic.change

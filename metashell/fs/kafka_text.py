@@ -30,7 +30,11 @@ def compare_key(name: str) -> bytes:
 
 
 def java_sorted(names) -> list[str]:
-    """``names`` in Java's ``String.compareTo`` order: ``"10" < "2"``, ``"Z" < "a"``."""
+    """``names`` in Java's ``String.compareTo`` order: ``"10" < "2"``, ``"Z" < "a"``
+    (Python's own order where every name is ASCII: the same there)."""
+    names = list(names)
+    if all(map(str.isascii, names)):
+        return sorted(names)
     return sorted(names, key=compare_key)
 
 

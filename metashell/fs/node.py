@@ -71,6 +71,13 @@ class Node:
         None to be walked."""
         return None
 
+    def tree_lines(self, indent: int) -> "Iterable[str] | None":
+        """The text ``tree`` of the whole subtree (its children, ``indent``
+        spaces in) when the node can make it at once, cheaper than walking
+        it (a topic: its partitions' lines without a node each), as pieces
+        of one or more whole lines (no final newline); None to be walked."""
+        return None
+
     def last_change(self) -> "tuple[int, int] | None":
         """(offset, timestamp ms) of the record that last changed this node."""
         return None
@@ -147,19 +154,23 @@ class TextLeaf(Leaf):
 
 
 class DictDir(Node):
-    """A directory over a mapping of name -> Node, or name -> factory() -> Node."""
+    """A directory over a mapping of name -> Node, or name -> factory() -> Node.
+    ``aliases`` are more children of the same kind that a path reaches but no
+    listing shows (Kafka 2.8-3.4's names of what the tree names otherwise)."""
 
     is_dir = True
 
     def __init__(self, name: str, entries: "dict[str, Any] | None" = None,
                  change: "tuple[int, int] | None" = None, note: "Note" = None,
-                 fields: "Callable[[], dict | None] | None" = None, attention: bool = False):
+                 fields: "Callable[[], dict | None] | None" = None, attention: bool = False,
+                 aliases: "dict[str, Any] | None" = None):
         super().__init__(name)
         self._entries = entries if entries is not None else {}
         self._change = change
         self._note = note
         self._fields = fields
         self._attention = attention
+        self._aliases = aliases
 
     def attention(self) -> bool:
         return self._attention
@@ -169,6 +180,8 @@ class DictDir(Node):
 
     def child(self, name: str) -> "Node | None":
         entry = self._entries.get(name)
+        if entry is None and self._aliases:
+            entry = self._aliases.get(name)
         if entry is None:
             return None
         return entry() if callable(entry) and not isinstance(entry, Node) else entry

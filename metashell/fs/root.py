@@ -5,6 +5,7 @@ the native ones)."""
 from __future__ import annotations
 
 from .image_view import image_dir
+from .node import DictDir
 from .tree import (AclsDir, BrokersDir, ConfigsDir, ControllersDir, FeaturesDir, QuotaEntityDir,
                    ScramDir, TokensDir, TopicsDir, View, ViewDir, local_dir, producer_ids_dir,
                    quorum_dir)
@@ -37,11 +38,17 @@ class RootDir(ViewDir):
         "topics": lambda v: TopicsDir("topics", v, by_id=False),
     }
 
+    # Kafka 2.8-3.4's names (old_paths.py): reachable, never listed
+    _ALIASES = {
+        "acl": lambda v: DictDir("acl", {"id": AclsDir("id", v)}),
+        "client-quotas": lambda v: QuotaEntityDir("client-quotas", v, ()),
+    }
+
     def children(self) -> list[str]:
         return sorted(self._KINDS)
 
     def child(self, name: str):
-        make = self._KINDS.get(name)
+        make = self._KINDS.get(name) or self._ALIASES.get(name)
         return make(self.view) if make else None
 
     def last_change(self):

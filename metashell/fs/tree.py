@@ -19,6 +19,7 @@ from ..replay import partition_model
 from ..replay.registration import registration_offset, registration_time
 from ..timefmt import iso_time
 from .node import DictDir, Leaf, Node, TextLeaf, sort_names
+from .old_paths import PRODUCER_IDS
 from .paths import plain_id
 
 REDACTED = "[redacted]"
@@ -223,6 +224,23 @@ class TopicDir(ViewDir):
         yield "id", Leaf("id", t.topic_id, change=t.change)
         yield "name", Leaf("name", t.name, change=t.change)
 
+    def tree_lines(self, indent):
+        """What walking the topic prints (each partition's ``data`` as
+        ``cat`` prints it), without three nodes per partition, in pieces of
+        up to a hundred partitions."""
+        from ..render import value_text   # render imports nothing of the tree
+
+        t = self.topic
+        states = self._states = t.partitions()
+        pad, deeper = " " * indent, "\n" + " " * (indent + 4)
+        data = f":\n{pad}  data:{deeper}"
+        out = [f"{pad}{pid}{data}{value_text(partition_model.shown(state.to_json())).replace(chr(10), deeper)}"
+               for pid, state in states.items()]
+        inner = "\n" + pad + "  "
+        out.append(f"{pad}id:{inner}{value_text(t.topic_id).replace(chr(10), inner)}")
+        out.append(f"{pad}name:{inner}{value_text(t.name).replace(chr(10), inner)}")
+        return ["\n".join(out[i:i + 100]) for i in range(0, len(out), 100)]
+
     def tree_value(self):
         """The topic as one document: ``-o json tree /topics`` encodes a
         topic at a time instead of walking nodes per partition."""
@@ -394,11 +412,15 @@ class FeaturesDir(ViewDir):
 
 
 def producer_ids_dir(view: View) -> Node:
+    """``nextProducerId`` (and ``lastBrokerId``, ``lastBrokerEpoch`` when
+    known); Kafka 2.8-3.4's names of them reach the same values unlisted,
+    -1 where not known (as that shell shows a snapshot's record)."""
     ent = view.image.producer_ids
-    if ent is None:
-        return DictDir("producerIds", {"nextProducerId": Leaf("nextProducerId", -1)})
-    return DictDir("producerIds", {k: Leaf(k, v, change=ent.change) for k, v in ent.value.items()},
-                   change=ent.change)
+    values, change = ({"nextProducerId": -1}, None) if ent is None else (ent.value, ent.change)
+    aliases = {old: Leaf(old, values.get(new, -1), change=change)
+               for old, new in PRODUCER_IDS.items()}
+    return DictDir("producerIds", {k: Leaf(k, v, change=change) for k, v in values.items()},
+                   change=change, aliases=aliases)
 
 
 class ScramDir(ViewDir):

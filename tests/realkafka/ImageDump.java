@@ -9,22 +9,32 @@
  * 2 ms per KiB of the file, as it does on a file without metadata records)
  * or "error <class>: <message>".
  *
- * Kafka's shell sometimes misses the end of a file it has read whole and
- * waits forever, or shows the empty image (races between its loader and its
- * reader), so a run that hangs or shows the empty image is tried again with
- * a new shell, up to TRIES times. Files run WORKERS at a time (the shell
- * prints to System.out, which sends each thread's output to its own file).
+ * The shell's one-shot mode answers from the empty image when its loader
+ * has applied a batch but not yet published the image (most files of a few
+ * batches or more), so the driver does what its interactive mode lets a user
+ * do: it loads the file with a one-shot `pwd`, asks the same shell state for
+ * `cat /image/provenance` until the image is published (offset not -1),
+ * then runs `tree /image` with Kafka's own Commands. A run that hangs (the
+ * image never published: a file without metadata records, a log Kafka's
+ * image refuses) is tried again with a new shell, up to TRIES times. Files
+ * run WORKERS at a time (the shell prints to System.out, which sends each
+ * thread's output to its own sink).
  */
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.OutputStreamWriter;
 import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.lang.reflect.Field;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -34,6 +44,8 @@ import java.util.concurrent.TimeoutException;
 
 import org.apache.kafka.common.utils.Exit;
 import org.apache.kafka.shell.MetadataShell;
+import org.apache.kafka.shell.command.Commands;
+import org.apache.kafka.shell.state.MetadataShellState;
 
 public final class ImageDump {
     private static final int TRIES = 10;
@@ -93,13 +105,20 @@ public final class ImageDump {
         MetadataShell shell = new MetadataShell.Builder().setSnapshotPath(file).build();
         try (OutputStream stream = new FileOutputStream(out.toFile())) {
             Future<?> done = pool.submit(() -> {
-                SINK.set(stream);
+                SINK.set(OutputStream.nullOutputStream());
                 try {
-                    shell.run(List.of("tree", "/image"));
+                    shell.run(List.of("pwd"));
                 } finally {
                     System.out.flush();
                     SINK.remove();
                 }
+                MetadataShellState state = shellState(shell);
+                while (command(state, "cat", "/image/provenance").startsWith("offset -1,")) {
+                    Thread.sleep(20);
+                }
+                PrintWriter writer = new PrintWriter(new OutputStreamWriter(stream, StandardCharsets.UTF_8));
+                new Commands(false).parseCommand(List.of("tree", "/image")).run(Optional.empty(), writer, state);
+                writer.flush();
                 return null;
             });
             try {
@@ -116,6 +135,21 @@ public final class ImageDump {
             pool.shutdownNow();
             shell.close();
         }
+    }
+
+    private static MetadataShellState shellState(MetadataShell shell) throws ReflectiveOperationException {
+        Field field = MetadataShell.class.getDeclaredField("state");
+        field.setAccessible(true);
+        return (MetadataShellState) field.get(shell);
+    }
+
+    /** What Kafka's shell prints for one command on the image it shows now. */
+    private static String command(MetadataShellState state, String... words) throws Exception {
+        StringWriter text = new StringWriter();
+        PrintWriter writer = new PrintWriter(text);
+        new Commands(false).parseCommand(List.of(words)).run(Optional.empty(), writer, state);
+        writer.flush();
+        return text.toString();
     }
 
     /** System.out: each thread's bytes to its SINK (else to the real stdout); never closed. */

@@ -3,9 +3,13 @@ Maven Central), byte for byte: ``find /image`` and ``tree /image`` (every
 path, every value) on the same files, one JVM for all of them.
 
 Inputs: every file of the shared corpus, a few hundred random cluster
-histories written by the project's writer, and every snapshot and segment
-under ``METASHELL_KAFKA_FILES`` (a directory, such as the metadata log dirs
-real-Kafka clusters left behind). The only differences allowed are
+histories written by the project's writer, the bench's generated shapes, and
+for each release the workload cluster (``kafka_run``, shared with
+test_fidelity.py: one cluster run per release) wrote: every node's snapshots
+and segments, each alone, and its whole metadata log dir (Kafka's shell takes
+one file: its segments joined into one, without the control batches it may end
+in, beside metashell on the dir itself).
+The only differences allowed are
 the README's "Coming from Kafka's shell" list (``image_shell``
 applies them to Kafka's text); a file Kafka's shell cannot load (it hangs on
 a file without metadata records, or refuses a layout older than it reads)
@@ -14,9 +18,10 @@ must be one the list names too.
 
 from __future__ import annotations
 
-import os
 import random
+import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -26,7 +31,8 @@ from hypothesis import strategies as st
 from cluster_histories import history
 from test_replay_support import Log, write_snapshot
 
-from .image_shell import differences, kafka_dumps, loaded_nothing, our_dumps
+from .image_shell import (NEWEST, NEWEST_LEVELS, differences, kafka_dumps, loaded_nothing,
+                          our_dumps)
 from .jars import require_java_and_maven
 
 CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
@@ -137,21 +143,9 @@ def shape_files() -> list[Path]:
     return files
 
 
-def given_files() -> list[Path]:
-    """Every snapshot and segment under ``METASHELL_KAFKA_FILES`` (unset: none)."""
-    root = os.environ.get("METASHELL_KAFKA_FILES")
-    if not root:
-        return []
-    return sorted(p for p in Path(root).rglob("*")
-                  if p.is_file() and p.suffix in (".log", ".checkpoint"))
-
-
-@pytest.mark.parametrize("source", ["shapes", "given"])
-def test_generated_shapes_and_given_files_show_as_in_kafkas_shell(source, tmp_path):
+def test_generated_shapes_show_as_in_kafkas_shell(tmp_path):
     require_java_and_maven()
-    files = shape_files() if source == "shapes" else given_files()
-    if not files:
-        pytest.skip("METASHELL_KAFKA_FILES names no directory of KRaft metadata files")
+    files = shape_files()
     problems, nodes, compared = [], 0, 0
     for path, kafka in zip(files, kafka_dumps(files, tmp_path / "kafka")):
         if kafka.status == "hang" or loaded_nothing(kafka):
@@ -163,5 +157,117 @@ def test_generated_shapes_and_given_files_show_as_in_kafkas_shell(source, tmp_pa
         nodes += ours.find.count("\n")
         compared += 1
     assert not problems, "\n".join(problems[:20])
-    assert source == "given" or compared >= len(files) - 2
-    print(f"\n{compared} of {len(files)} {source} files, {nodes} /image nodes compared")
+    assert compared >= len(files) - 2
+    print(f"\n{compared} of {len(files)} shape files, {nodes} /image nodes compared")
+
+
+# -- the files real Kafka's workload clusters wrote -------------------------------------------------
+
+@dataclass
+class Input:
+    """One comparison: ``kafka`` is the file Kafka's shell reads, ``ours`` what
+    metashell loads (the same file, or the metadata dir whose segments
+    ``kafka`` joins)."""
+
+    name: str
+    kafka: Path
+    ours: Path
+    snapshot: bool
+
+
+def joined_log(segments: "list[Path]", into: Path) -> Path:
+    """The node's whole log as one segment (its batches in offset order, as
+    the segments hold them), for Kafka's shell, which reads a file."""
+    into.mkdir(parents=True, exist_ok=True)
+    out = into / segments[0].name
+    with open(out, "wb") as f:
+        for seg in segments:
+            f.write(seg.read_bytes())
+    return out
+
+
+def without_trailing_control_batches(path: Path) -> None:
+    """Cut ``path`` (a log) after its last batch of metadata records. Kafka's
+    loader never sees a control batch, so on a log that ends in two or more
+    (leader changes as a quorum shuts down) its shell waits forever for an
+    offset it never reaches; /image shows nothing of them (its provenance is
+    the last batch of metadata records, in both shells)."""
+    data, pos, end = path.read_bytes(), 0, 0
+    while pos + 23 <= len(data):
+        # baseOffset (8), batchLength (4), partitionLeaderEpoch (4), magic (1), crc (4), attributes (2)
+        length = int.from_bytes(data[pos + 8:pos + 12], "big")
+        control = data[pos + 22] & 0x20
+        pos += 12 + length
+        if not control:
+            end = pos
+    path.write_bytes(data[:end])
+
+
+def metadata_level(path: Path) -> "int | None":
+    """The metadata.version feature level ``path`` ends with (None: unset)."""
+    from metashell.fs.node import lookup
+    from metashell.session import open_session
+
+    session = open_session(path)
+    try:
+        level = lookup(session.root, ["features", "metadata.version"])
+        return None if level is None else level.value()
+    finally:
+        session.close()
+
+
+def run_inputs(kafka_run, into: Path) -> "tuple[list[Input], list[str]]":
+    """Every node's snapshots and segments, each alone, and its metadata dir
+    whole, that Kafka's newest shell can load; and the names of the others
+    with the reason. Kafka's shell reads copies (a shell of some releases
+    takes and deletes the log dir's ``.lock``; the other modules read these
+    dirs too)."""
+    inputs, left_out = [], []
+    for node_id, metadata_dir in sorted(kafka_run.metadata_dirs.items()):
+        copies = into / f"node-{node_id}"
+        copies.mkdir(parents=True)
+        given = [(f"node {node_id} {p.name}", p, p) for p in
+                 kafka_run.snapshots[node_id] + kafka_run.segments[node_id]]
+        joined = joined_log(kafka_run.segments[node_id], into / f"node-{node_id}-log")
+        without_trailing_control_batches(joined)
+        given.append((f"node {node_id} metadata dir", joined, Path(metadata_dir)))
+        for name, source, ours in given:
+            level = metadata_level(ours)
+            if level is None:
+                # a later segment alone, or the formatter's snapshot of a dynamic quorum
+                left_out.append(f"{name}: no metadata.version (Kafka 4.x shows no image)")
+                continue
+            if level not in NEWEST_LEVELS:
+                left_out.append(f"{name}: metadata.version level {level}, which Kafka "
+                                f"{NEWEST}'s shell does not read")
+                continue
+            kafka = source
+            if source == ours:
+                kafka = copies / source.name
+                shutil.copyfile(source, kafka)
+            inputs.append(Input(name, kafka, ours, source.suffix == ".checkpoint"))
+    return inputs, left_out
+
+
+def test_every_file_of_a_kafka_cluster_shows_as_in_kafkas_shell(kafka_run, tmp_path):
+    """Kafka's newest shell (it reads every release's files) and metashell on
+    every snapshot and segment the release's workload cluster wrote, and on
+    each node's whole metadata dir: all that Kafka's shell can load (see
+    ``run_inputs``) must show the same."""
+    require_java_and_maven()
+    inputs, left_out = run_inputs(kafka_run, tmp_path / "files")
+    dumps = kafka_dumps([i.kafka for i in inputs], tmp_path / "kafka")
+    problems, nodes = [], 0
+    for given, kafka in zip(inputs, dumps):
+        if kafka.status == "ok" and loaded_nothing(kafka):
+            problems.append(f"{given.name}: Kafka's shell showed the empty image")
+            continue
+        ours = our_dumps(given.ours)
+        problems += differences(f"Kafka {kafka_run.version} {given.name}", kafka, ours,
+                                snapshot=given.snapshot)
+        nodes += ours.find.count("\n")
+    assert not problems, f"{len(problems)} of {len(inputs)} differ:\n" + "\n".join(problems[:20])
+    assert inputs, "Kafka's shell can load none of the files:\n" + "\n".join(left_out)
+    dirs = sum(i.name.endswith("metadata dir") for i in inputs)
+    print(f"\nKafka {kafka_run.version}: {len(inputs)} files and dirs ({dirs} whole dirs), "
+          f"{nodes} /image nodes compared; {len(left_out)} left out:\n  " + "\n  ".join(left_out))
