@@ -604,29 +604,22 @@ class FileReader:
     # -- runs of partition records (loader/fast/partition_runs.py) ----------------------------------
 
     def _learn_topic_run(self, buf, at: int, vstart: int, end: int, run: PartitionRun) -> None:
-        """After the TopicRecord at ``at`` and its partitions of shape
-        ``run``: the next topics alike are looked for at the top of
-        :meth:`_defer`, where their TopicRun's key says (:meth:`_topic_run_for`)."""
-        tr = self._topic_run_for(buf, at, vstart, end, run)
-        if tr is not None:
-            self._name_at_by_width[buf[at] >> 7] = tr.name_at
-            if tr.name_at not in self._name_ats:
-                self._name_ats = (tr.name_at, *self._name_ats[:5])
-
-    def _topic_run_for(self, buf, at: int, vstart: int, end: int, run: PartitionRun) -> "TopicRun | None":
-        """The TopicRun of the TopicRecord at ``at`` (its value at
-        ``vstart``) followed by partitions of shape ``run``: made (a
-        compile, ~0.15 ms) once :data:`TOPIC_RUN_AFTER` topics like it were
-        read record by record, so that a shape few topics have costs no
-        compile (a snapshot of mixed topics has hundreds of shapes)."""
+        """After the TopicRecord at ``at`` (its value at ``vstart``) and its
+        partitions of shape ``run``: the next topics alike are looked for at
+        the top of :meth:`_defer`, by their TopicRun's key. The TopicRun is
+        made (a compile, ~0.15 ms) once :data:`TOPIC_RUN_AFTER` topics like
+        it were read record by record, so that a shape few topics have costs
+        no compile (a snapshot of mixed topics has hundreds of shapes)."""
         k = topic_key(buf, at, vstart - at + 3, end)
         tr = self._topic_runs.get(k)
         if tr is None or tr.run is not run:
             seen = self._topic_seen[k] = self._topic_seen.get(k, 0) + 1
             if seen < TOPIC_RUN_AFTER:
-                return None
+                return
             tr = self._topic_runs[k] = topic_run_after(self._topic_shapes, buf, at, vstart, run)
-        return tr
+        self._name_at_by_width[buf[at] >> 7] = tr.name_at
+        if tr.name_at not in self._name_ats:
+            self._name_ats = (tr.name_at, *self._name_ats[:5])
 
     def _topic_run_at(self, buf, pos: int, end: int, tried: int) -> tuple:
         """``(TopicRun, match)`` at ``pos`` for a TopicRecord whose name's
