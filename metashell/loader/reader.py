@@ -409,11 +409,10 @@ class FileReader:
         ``buf``); where they end. Each step takes the first that holds, in this order,
         else one record by the general path; most steps of a snapshot take a topic and
         its partitions, so finding a step's shape is inline, taking it a call."""
-        payload, total, resolved = pos, h.count, RESOLVED
+        payload, total, resolved, i = pos, h.count, RESOLVED, 0   # i: records read so far
+        append_ts = h.max_timestamp if h.log_append_time else None
         by_length, topic_runs, by_width = self._by_length, self._topic_runs, self._name_at_by_width
-        name_ats = self._name_ats
-        self._last = None
-        i = 0         # records read so far
+        name_ats, self._last = self._name_ats, None
         while i < total:
             m = None
             if name_ats:
@@ -437,7 +436,7 @@ class FileReader:
                 if len(name_ats) > 1:   # or where another topic's was
                     tr, m = self._topic_run_at(buf, pos, end, name_at)
             if m is not None:
-                pos, n = self._defer_topic_run(tr, m, h, buf, pos, total - i, refs, out)
+                pos, n = self._defer_topic_runs(tr, m, h, buf, pos, end, total - i, refs, out)
                 if n:
                     i += n
                     continue
@@ -458,8 +457,10 @@ class FileReader:
                         i += n + 1
                         continue
                     if api == 2 and version <= TOPIC_LAST_VERSION:
-                        pos, n = self._defer_topic(h, buf, at, vstart, vlen, rend, end, ts_delta,
-                                                   offset_delta, total - i, refs, out)
+                        pos, n = self._defer_topic(
+                            buf, at, vstart, vlen, rend, end, h.base_offset + offset_delta,
+                            h.base_timestamp + ts_delta if append_ts is None else append_ts,
+                            total - i, refs, out)
                         if n:
                             i += n
                             name_ats = self._name_ats   # it may have made a TopicRun
@@ -468,37 +469,47 @@ class FileReader:
             i += 1
         return pos
 
-    def _defer_topic_run(self, tr: TopicRun, m, h: BatchHeader, buf, pos: int, limit: int, refs: int,
-                         out: list) -> tuple[int, int]:
+    def _defer_topic_runs(self, tr: TopicRun, m, h: BatchHeader, buf, pos: int, end: int, limit: int,
+                          refs: int, out: list) -> tuple[int, int]:
         """The TopicRecord and its partitions that ``tr``'s pattern matched at
-        ``pos`` (``m``), as one entry (at most ``limit`` records): ``(where
-        they end, how many)``, or ``(pos, 0)`` for a name that is not UTF-8
-        (the general path says so) or no partition within the batch."""
-        run = tr.run
-        start = pos + tr.size
-        n = min((m.end() - start) // run.size, limit - 1)
-        ts, od, name, raw = m.groups()
-        try:
-            name = str(name, "utf-8")
-        except UnicodeDecodeError:
-            return pos, 0
-        if n <= 0:
-            return pos, 0
-        # the offset delta: most of an 8 MiB batch's are 3 bytes, and each is
-        # new, so read here rather than through a memo
-        if len(od) == 3:
-            u = (od[0] & 0x7F) | ((od[1] & 0x7F) << 7) | (od[2] << 14)
-            offset = h.base_offset + ((u >> 1) ^ -(u & 1))
-        else:
-            offset = h.base_offset + OFFSET_DELTAS[od]
-        unpack = run.pid_structs.get(n) or run.pid_unpacker(n)
-        out.append(deferred.topic_with_run(
-            refs + pos, name, raw, offset,
-            h.max_timestamp if h.log_append_time else h.base_timestamp + TIMESTAMP_DELTAS[ts],
-            # uuid_text(raw), inline: one call fewer per topic
-            b2a_base64(raw, newline=False)[:22].translate(URLSAFE).decode(),
-            refs + start, run, unpack(buf, start)))
-        return start + n * run.size, n + 1
+        ``pos`` (``m``), as one entry, and the topics after it that the same
+        pattern matches (a snapshot's topics are mostly alike, one after
+        another: one call takes them all), at most ``limit`` records:
+        ``(where they end, how many)``, ``(pos, 0)`` if the first is not
+        taken (a name that is not UTF-8, which the general path reports; no
+        partition within the batch)."""
+        run, size, taken = tr.run, tr.size, 0
+        base, pid_structs = h.base_offset, run.pid_structs
+        append_ts = h.max_timestamp if h.log_append_time else None
+        while m is not None:
+            start = pos + size
+            n = (m.end() - start) // run.size
+            if n >= limit - taken:
+                n = limit - taken - 1
+            ts, od, name, raw = m.groups()
+            try:
+                name = str(name, "utf-8")
+            except UnicodeDecodeError:
+                break
+            if n <= 0:
+                break
+            # the offset delta: most of an 8 MiB batch's are 3 bytes, and each is
+            # new, so read here rather than through a memo
+            if len(od) == 3:
+                u = (od[0] & 0x7F) | ((od[1] & 0x7F) << 7) | (od[2] << 14)
+                offset = base + ((u >> 1) ^ -(u & 1))
+            else:
+                offset = base + OFFSET_DELTAS[od]
+            out.append(deferred.topic_with_run(
+                refs + pos, name, raw, offset,
+                h.base_timestamp + TIMESTAMP_DELTAS[ts] if append_ts is None else append_ts,
+                # uuid_text(raw), inline: one call fewer per topic
+                b2a_base64(raw, newline=False)[:22].translate(URLSAFE).decode(),
+                refs + start, run, (pid_structs.get(n) or run.pid_unpacker(n))(buf, start)))
+            pos = start + n * run.size
+            taken += n + 1
+            m = tr.pattern.match(buf, pos, end) if taken < limit else None
+        return pos, taken
 
     def _defer_run_again(self, again: tuple, buf, pos: int, end: int, limit: int, refs: int,
                          out: list) -> tuple[int, int]:
@@ -512,7 +523,9 @@ class FileReader:
         m = run.pattern.match(buf, pos, end)
         if m is None:
             return pos, 0
-        n = min((m.end() - pos) // run.size, limit)
+        n = (m.end() - pos) // run.size
+        if n > limit:
+            n = limit
         out.append(deferred.partition_run(refs + pos, run.api, run,
                                           (run.pid_structs.get(n) or run.pid_unpacker(n))(buf, pos),
                                           m.group(1)))
@@ -556,15 +569,15 @@ class FileReader:
                                           bytes(buf[vstart + 7:vstart + 23])))
         return at + n * run.size, n
 
-    def _defer_topic(self, h: BatchHeader, buf, at: int, vstart: int, vlen: int, rend: int, end: int,
-                     ts_delta: int, offset_delta: int, limit: int, refs: int,
-                     out: list) -> tuple[int, int]:
-        """The TopicRecord at ``at`` as an entry of its name and id, not a
-        :class:`Record` (-9% instructions per record loading a snapshot),
-        with its partitions right after it as one run if they are shaped as
-        the last topic's (-7% reader time per topic): ``(where they end, how
-        many records)``, ``(at, 0)`` if it holds more than a name of one-byte
-        length (UTF-8) and an id, as v0 does (the general path reads it)."""
+    def _defer_topic(self, buf, at: int, vstart: int, vlen: int, rend: int, end: int, offset: int,
+                     ts: int, limit: int, refs: int, out: list) -> tuple[int, int]:
+        """The TopicRecord at ``at`` (its ``offset`` and timestamp ``ts``) as
+        an entry of its name and id, not a :class:`Record` (-9% instructions
+        per record loading a snapshot), with its partitions right after it as
+        one run if they are shaped as the last topic's (-7% reader time per
+        topic): ``(where they end, how many records)``, ``(at, 0)`` if it
+        holds more than a name of one-byte length (UTF-8) and an id, as v0
+        does (the general path reads it)."""
         nb = buf[vstart + 3]
         if not (0 < nb < 0x80 and vlen == nb + 20 and buf[vstart + vlen - 1] == 0):
             return at, 0
@@ -574,15 +587,15 @@ class FileReader:
             return at, 0
         raw = bytes(buf[vstart + 3 + nb:vstart + 19 + nb])
         tid = uuid_text(raw)   # not kept in UUID_TEXT: -6% `ls` on a snapshot
-        ts = h.max_timestamp if h.log_append_time else h.base_timestamp + ts_delta
-        offset = h.base_offset + offset_delta
         # its partitions' shape: the one last seen with their first byte
         cand = (self._by_length.get(buf[rend]) or self._last) if limit > 1 else None
         if cand is not None:
             self._last = cand
             run = cand[0]
             m = run.pattern.match(buf, rend, end)
-            n = 0 if m is None else min((m.end() - rend) // run.size, limit - 1)
+            n = 0 if m is None else (m.end() - rend) // run.size
+            if n >= limit:
+                n = limit - 1
             if n:
                 rid = m.group(1)
                 entry = deferred.partition_run(refs + rend, run.api, run,
