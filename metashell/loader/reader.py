@@ -481,7 +481,9 @@ class FileReader:
         run, size, taken = tr.run, tr.size, 0
         base, pid_structs = h.base_offset, run.pid_structs
         append_ts = h.max_timestamp if h.log_append_time else None
-        while m is not None:
+        # `while True`, not `while m is not None`: CPython 3.11 specializes the code
+        # of a function called a few times only if its loops jump back unconditionally
+        while True:
             start = pos + size
             n = (m.end() - start) // run.size
             if n >= limit - taken:
@@ -509,6 +511,8 @@ class FileReader:
             pos = start + n * run.size
             taken += n + 1
             m = tr.pattern.match(buf, pos, end) if taken < limit else None
+            if m is None:
+                break
         return pos, taken
 
     def _defer_run_again(self, again: tuple, buf, pos: int, end: int, limit: int, refs: int,
