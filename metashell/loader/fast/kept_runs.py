@@ -58,9 +58,7 @@ def kept_run(buf, pos: int, end: int, limit: int, api: int) -> tuple[int, int]:
     """``(n, where they end)`` for the ``n`` (at most ``limit``) records
     from ``buf[pos:]`` (a batch's records end at ``end``) that are records
     of apiKey ``api`` framed as above. Their versions are not read here
-    (see :data:`VERSIONS`): this step is all a kept record costs, and the
-    comparison was 1.5 M instructions of ``ls`` on the bench's snapshot
-    with three config overrides per topic at 20,000 partitions."""
+    (see :data:`VERSIONS`): this step is all a kept record costs."""
     n = 0
     # `while True`, not `while n < limit`: CPython 3.11 specializes the code of a
     # function called a few times only if its loops jump back unconditionally
