@@ -12,14 +12,13 @@ the README's "Coming from Kafka's shell" lists.
 from __future__ import annotations
 
 import base64
-import struct
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
 from ..kraft import enums
+from ..kraft.primitives import INT64_PAIR
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_SIGNED_LONGS = struct.Struct(">qq")
 _SHORT_MAX = 32767
 _RECOVERY = enums.LEADER_RECOVERY_STATES
 
@@ -86,7 +85,7 @@ def provenance(offset: int, epoch: int, time: int) -> str:
 def uuid_key(text: str) -> tuple[int, int]:
     """Kafka's ``Uuid.compareTo`` order: the two halves as signed longs."""
     raw = base64.urlsafe_b64decode(text + "==")
-    return _SIGNED_LONGS.unpack(raw)
+    return INT64_PAIR.unpack(raw)
 
 
 def _str_list(values) -> str:

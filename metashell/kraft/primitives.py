@@ -21,6 +21,8 @@ INT64 = struct.Struct(">q")
 UINT16 = struct.Struct(">H")
 UINT32 = struct.Struct(">I")
 FLOAT64 = struct.Struct(">d")
+INT32_PAIR = struct.Struct(">ii")   # a segment index entry; a response's size and correlation id
+INT64_PAIR = struct.Struct(">qq")   # a UUID's two halves; a snapshot chunk's size and position
 
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
 ZERO_UUID_BYTES = bytes(16)

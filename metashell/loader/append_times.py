@@ -30,16 +30,16 @@ from __future__ import annotations
 
 import bisect
 import mmap
-import struct
 from contextlib import nullcontext
 from pathlib import Path
 
 from ..errors import CorruptDataError
 from ..kraft.batch import CRC_START, HEADER, HEADER_SIZE, BatchHeader, BatchScanner, crc32c
+from ..kraft.primitives import INT32_PAIR
 
 Answer = tuple  # (append time ms | None, reason | None)
 
-_INDEX_ENTRY = struct.Struct(">ii")   # relative offset, byte position
+_INDEX_ENTRY = INT32_PAIR   # relative offset, byte position
 #: why a source without segments (a snapshot file alone) has no times
 NO_LOG = "no log segment was loaded; load the metadata log directory to look it up"
 #: a walk leaves a mark (last offset, position) about this often, so the next

@@ -287,33 +287,7 @@ def classify(path) -> str:
     path = Path(path)
     st = _stat(path)
     if stat.S_ISDIR(st.st_mode):
-        entries = _list_dir(path)
-        names = {e.name: e for e in entries}
-        part = names.get(PARTITION_DIR)
-        if part is not None and _is_dir(part):
-            return "logdir"
-        if path.name == PARTITION_DIR:
-            return "partition-dir"
-        other_logs = []
-        for e in entries:
-            if _is_metadata_name(e.name) and _is_file(e):
-                return "partition-dir"
-            if e.name.endswith((".log", ".checkpoint")) and e.name != BOOTSTRAP_NAME:
-                other_logs.append(e.name)
-        boot = names.get(BOOTSTRAP_NAME)
-        if boot is not None and _is_file(boot):
-            return "logdir"
-        if META_PROPERTIES in names:
-            raise InputError(path, (
-                "a Kafka log directory without __cluster_metadata-0/ or bootstrap.checkpoint: "
-                "not the metadata log directory (see metadata.log.dir); " + EXPECTED))
-        if other_logs:
-            raise InputError(path, (
-                f"no KRaft metadata files in this directory ({sorted(other_logs)[0]} is not "
-                f"named like a segment <20-digit offset>.log or a snapshot "
-                f"<offset>-<epoch>.checkpoint; pass a file directly to read it anyway); "
-                + EXPECTED))
-        raise InputError(path, "no KRaft metadata files in this directory; " + EXPECTED)
+        return _classify_directory(path)
     if not stat.S_ISREG(st.st_mode):
         raise InputError(path, "not a regular file or directory; " + EXPECTED)
     reason = _rejected_file(path)
@@ -326,6 +300,38 @@ def classify(path) -> str:
     if name.endswith((".checkpoint", ".checkpoint.part", ".checkpoint.deleted")):
         return "snapshot"
     return "segment"
+
+
+def _classify_directory(path: Path) -> str:
+    """``"logdir"`` or ``"partition-dir"`` for a directory (see
+    :func:`classify`), or :class:`InputError` saying why it is neither."""
+    entries = _list_dir(path)
+    names = {e.name: e for e in entries}
+    part = names.get(PARTITION_DIR)
+    if part is not None and _is_dir(part):
+        return "logdir"
+    if path.name == PARTITION_DIR:
+        return "partition-dir"
+    other_logs = []
+    for e in entries:
+        if _is_metadata_name(e.name) and _is_file(e):
+            return "partition-dir"
+        if e.name.endswith((".log", ".checkpoint")) and e.name != BOOTSTRAP_NAME:
+            other_logs.append(e.name)
+    boot = names.get(BOOTSTRAP_NAME)
+    if boot is not None and _is_file(boot):
+        return "logdir"
+    if META_PROPERTIES in names:
+        raise InputError(path, (
+            "a Kafka log directory without __cluster_metadata-0/ or bootstrap.checkpoint: "
+            "not the metadata log directory (see metadata.log.dir); " + EXPECTED))
+    if other_logs:
+        raise InputError(path, (
+            f"no KRaft metadata files in this directory ({sorted(other_logs)[0]} is not "
+            f"named like a segment <20-digit offset>.log or a snapshot "
+            f"<offset>-<epoch>.checkpoint; pass a file directly to read it anyway); "
+            + EXPECTED))
+    raise InputError(path, "no KRaft metadata files in this directory; " + EXPECTED)
 
 
 # ---------------------------------------------------------------------------
@@ -398,7 +404,35 @@ def _snapshot_id(name: str) -> tuple[int, int] | None:
 
 
 def _plan_directory(p: LoadPlan, logdir: Path, partdir: Path) -> None:
+    """Fill plan ``p`` of a log dir (``logdir``) or partition dir
+    (``partdir``): its snapshots and segments, the files beside them, the
+    snapshot to load (the newest within ``until_offset``) and the segments
+    after it."""
     notes = p.base_notes
+    snapshots, segments = _metadata_files(partdir, logdir, notes)
+    p.all_segments = segments
+    _read_side_files(p, logdir, partdir, notes)
+    if not snapshots and not segments:
+        _plan_empty(p, partdir, notes)
+        return
+    u = p.until_offset
+    candidates = [s for s in snapshots if u is None or s.end_offset - 1 <= u]
+    if u is not None and len(candidates) < len(snapshots):
+        skipped = len(snapshots) - len(candidates)
+        notes.append(f"{p.offset_option} {u}: {skipped} newer snapshot(s) not used")
+    p.snapshot_candidates = candidates
+    p.snapshot = candidates[0] if candidates else None
+    if (p.snapshot is not None and p.snapshot.end_offset == 0 and not segments
+            and p.bootstrap is not None):
+        notes.append(f"the metadata log holds no records yet: {BOOTSTRAP_NAME} (not loaded) "
+                     f"holds the records the first active controller will write")
+    p.notes = list(notes)
+    _choose_segments(p)
+
+
+def _metadata_files(partdir: Path, logdir: Path, notes: list) -> tuple[list, list]:
+    """The snapshots (newest first) and segments (by base offset) of
+    ``partdir``; every other file Kafka leaves there is noted as ignored."""
     snapshots: list[SnapshotFile] = []
     segments: list[SegmentFile] = []
     other_deleted: list[str] = []
@@ -409,7 +443,7 @@ def _plan_directory(p: LoadPlan, logdir: Path, partdir: Path) -> None:
             continue
         full = partdir / name
         if name == BOOTSTRAP_NAME and partdir == logdir:
-            continue  # handled below as the log dir's bootstrap file
+            continue  # handled as the log dir's bootstrap file (_read_side_files)
         parsed = parse_snapshot_name(name)
         if parsed is not None:
             snapshots.append(SnapshotFile(full, parsed[0], parsed[1]))
@@ -417,31 +451,42 @@ def _plan_directory(p: LoadPlan, logdir: Path, partdir: Path) -> None:
         base = parse_segment_name(name)
         if base is not None:
             segments.append(SegmentFile(full, base))
-            continue
-        if name.endswith(".checkpoint.part"):
-            notes.append(f"ignored {name}: a snapshot that was still being written "
-                         f"(Kafka deletes it on startup)")
-        elif name.endswith(".checkpoint.deleted"):
-            notes.append(f"ignored {name}: a snapshot marked for deletion")
-        elif name.endswith(".log.deleted"):
-            notes.append(f"ignored {name}: a segment marked for deletion")
-        elif name.endswith(".deleted"):
+        elif name.endswith(".deleted") and not name.endswith((".checkpoint.deleted", ".log.deleted")):
             other_deleted.append(name)
-        elif name.endswith((".cleaned", ".swap")):
-            notes.append(f"ignored {name}: a leftover of an interrupted segment rewrite")
-        elif name.endswith(".checkpoint"):
-            notes.append(f"ignored {name}: not a snapshot name "
-                         f"(expected <20-digit offset>-<10-digit epoch>.checkpoint)")
-        elif name.endswith(".log"):
-            notes.append(f"ignored {name}: not a segment name (expected <20-digit offset>.log)")
+        else:
+            note = _ignored(name)
+            if note is not None:
+                notes.append(note)
     if other_deleted:
         shown = ", ".join(other_deleted[:3]) + (", …" if len(other_deleted) > 3 else "")
         notes.append(f"ignored {len(other_deleted)} other file(s) marked for deletion ({shown})")
-
     segments.sort(key=lambda s: s.base_offset)
     snapshots.sort(key=lambda s: (s.end_offset, s.epoch), reverse=True)
-    p.all_segments = segments
+    return snapshots, segments
 
+
+def _ignored(name: str) -> str | None:
+    """The note on a file of a partition dir that is neither a snapshot nor
+    a segment but looks like one Kafka left (None for any other file)."""
+    if name.endswith(".checkpoint.part"):
+        return f"ignored {name}: a snapshot that was still being written (Kafka deletes it on startup)"
+    if name.endswith(".checkpoint.deleted"):
+        return f"ignored {name}: a snapshot marked for deletion"
+    if name.endswith(".log.deleted"):
+        return f"ignored {name}: a segment marked for deletion"
+    if name.endswith((".cleaned", ".swap")):
+        return f"ignored {name}: a leftover of an interrupted segment rewrite"
+    if name.endswith(".checkpoint"):
+        return (f"ignored {name}: not a snapshot name "
+                f"(expected <20-digit offset>-<10-digit epoch>.checkpoint)")
+    if name.endswith(".log"):
+        return f"ignored {name}: not a segment name (expected <20-digit offset>.log)"
+    return None
+
+
+def _read_side_files(p: LoadPlan, logdir: Path, partdir: Path, notes: list) -> None:
+    """The bootstrap file, ``meta.properties`` and ``quorum-state`` beside
+    the log; one that does not parse is noted and left out."""
     boot = logdir / BOOTSTRAP_NAME
     if boot.is_file():
         p.bootstrap = boot
@@ -458,33 +503,21 @@ def _plan_directory(p: LoadPlan, logdir: Path, partdir: Path) -> None:
         except InputError as e:
             notes.append(f"ignored {QUORUM_STATE}: {e.message}")
 
-    if not snapshots and not segments:
-        where = f"{PARTITION_DIR}/" if p.kind == "logdir" else partdir.name
-        if p.bootstrap is not None:
-            state = ("is missing (the node was formatted but never started)"
-                     if not partdir.is_dir() else "is empty")
-            notes.append(f"{where} {state}: loading {BOOTSTRAP_NAME}, the records the first "
-                         f"active controller writes into the log")
-            p.snapshot = SnapshotFile(p.bootstrap, 0, 0, bootstrap=True)
-            p.snapshot_candidates = [p.snapshot]
-        else:
-            notes.append(f"{where} holds no snapshot or segment: the metadata log is empty")
-        p.notes = list(notes)
-        return
 
-    u = p.until_offset
-    candidates = [s for s in snapshots if u is None or s.end_offset - 1 <= u]
-    if u is not None and len(candidates) < len(snapshots):
-        skipped = len(snapshots) - len(candidates)
-        notes.append(f"{p.offset_option} {u}: {skipped} newer snapshot(s) not used")
-    p.snapshot_candidates = candidates
-    p.snapshot = candidates[0] if candidates else None
-    if (p.snapshot is not None and p.snapshot.end_offset == 0 and not segments
-            and p.bootstrap is not None):
-        notes.append(f"the metadata log holds no records yet: {BOOTSTRAP_NAME} (not loaded) "
-                     f"holds the records the first active controller will write")
+def _plan_empty(p: LoadPlan, partdir: Path, notes: list) -> None:
+    """A log with no snapshot and no segment: its bootstrap file, if any, is
+    the plan's snapshot (the records the first active controller writes)."""
+    where = f"{PARTITION_DIR}/" if p.kind == "logdir" else partdir.name
+    if p.bootstrap is not None:
+        state = ("is missing (the node was formatted but never started)"
+                 if not partdir.is_dir() else "is empty")
+        notes.append(f"{where} {state}: loading {BOOTSTRAP_NAME}, the records the first "
+                     f"active controller writes into the log")
+        p.snapshot = SnapshotFile(p.bootstrap, 0, 0, bootstrap=True)
+        p.snapshot_candidates = [p.snapshot]
+    else:
+        notes.append(f"{where} holds no snapshot or segment: the metadata log is empty")
     p.notes = list(notes)
-    _choose_segments(p)
 
 
 def _choose_segments(p: LoadPlan) -> None:

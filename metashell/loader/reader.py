@@ -28,7 +28,7 @@ from .fast.noop_runs import BATCH_LENGTH as NOOP_BATCH_LENGTH
 from .fast.noop_runs import BATCH_SIZE as NOOP_BATCH_SIZE
 from .fast.noop_runs import NoOpRun
 from .fast.noop_runs import match as noop_run
-from ..kraft.primitives import INT16, URLSAFE, UUID_TEXT, b2a_base64, read_varint, uuid_text
+from ..kraft.primitives import INT16, URLSAFE, UUID_TEXT, b2a_base64, uuid_text
 from ..kraft.records import CONTROL, DECODE_ERRORS, METADATA, PARTITION_KEY, RESOLVED, Record, fill_metadata
 from . import fast
 from .fast.partition_runs import (OFFSET_DELTAS, PARTITION_LAST_VERSION, TIMESTAMP_DELTAS, TOPIC_LAST_VERSION,
@@ -257,347 +257,128 @@ class FileReader:
         return Batch(h, self._parse(h, self.buf, h.position + HEADER_SIZE, h.end),
                      -1 if self.defer is None else self.defer)
 
-    def record_at(self, h: BatchHeader, buf, start: int, pos: int, end: int, *,
-                  lazy: bool = False) -> Record:
-        """The one record at ``buf[pos:]`` of the batch ``h`` whose record
-        section is ``buf[start:end]`` (how an index decodes the records it is
-        asked for)."""
-        try:
-            length, p = read_varint(buf, pos)
-            if length < 6 or p + length > end:
-                raise RecordDecodeError(f"record at payload byte {pos - start} declares length {length}")
-            return self._parse(h, buf, pos, p + length, count=1, lazy=lazy, start=start)[0]
-        except (IndexError, RecordDecodeError, UnicodeDecodeError) as e:
-            raise CorruptDataError(self.path, h.position,
-                                   f"well-formed records in the batch ({_why(e)})", h.base_offset) from None
+    def _parse(self, h: BatchHeader, buf, pos: int, end: int, ref_base: int | None = None) -> list:
+        """The records of batch ``h``, whose record section is ``buf[pos:end]``.
 
-    def _parse(self, h: BatchHeader, buf, pos: int, end: int, *, count: int | None = None,
-               lazy: bool | None = None, ref_base: int | None = None,
-               start: int | None = None) -> list:
-        base, base_ts, epoch, bpos = h.base_offset, h.base_timestamp, h.epoch, h.position
-        append_ts = h.max_timestamp if h.log_append_time else None
-        control = h.is_control
-        if lazy is None:
-            lazy = self.lazy
+        With ``ref_base`` (a deferring reader's data batch, the fast path on)
+        the shortcuts take what they can (:meth:`_defer`), as deferred
+        entries whose refs count from ``ref_base``; otherwise every record is
+        a :class:`Record` (:meth:`_read_records`). Raises
+        :class:`RecordDecodeError` when the records do not fill the section."""
         out = []
-        payload = pos if start is None else start
-        deferring = ref_base is not None and not control and self.fast
-        runs_on = deferring or (not lazy and self.fast)   # a topic's next partitions as one run
-        resolved, partition_key = RESOLVED, PARTITION_KEY
-        total = h.count if count is None else count
-        runs = self._runs
-        last = None   # the last run's (shape, spec, decoder)
-        by_length = self._by_length
-        topic_runs, by_width = self._topic_runs, self._name_at_by_width
-        name_ats = self._name_ats if deferring else ()
-        i = 0         # records read so far
-        while i < total:
-            at = pos  # where the record starts, for messages and refs
-            m = None
-            if name_ats:
-                # a TopicRecord and its partitions framed as a topic's before them,
-                # in one match (partition_runs.TopicRun), found by partition_runs.key (inline) where the
-                # name's length was in the last one whose length varint was as wide
-                # (names of many lengths: -5% reader time on the mixed snapshot), or
-                # else where another's was
-                name_at = by_width[buf[pos] >> 7]
-                q = pos + name_at
-                try:   # past the batch: a key whose pattern, if any, does not match there
-                    nb = buf[q]
-                    tr = topic_runs.get(name_at << 16 | nb << 8 | buf[q + nb + 18]) if name_at else None
-                except IndexError:   # past the file
-                    tr = None
-                m = None if tr is None else tr.pattern.match(buf, pos, end)
-            if m is None and by_length:
-                # else partitions of a shape seen before (a lagging replica's shorter
-                # ISR, then the topic's usual shape; a topic's partitions written
-                # after all the topics), found by their first byte, as one run (-10%
-                # reader instructions on the bench's mixed snapshot)
-                again = by_length.get(buf[pos])
-                if again is not None:
-                    run = again[0]
-                    m = run.pattern.match(buf, pos, end)
-                    if m is not None:
-                        n = min((m.end() - pos) // run.size, total - i)
-                        out.append(deferred.partition_run(
-                            ref_base + pos - payload, run.api, run,
-                            (run.pid_structs.get(n) or run.pid_unpacker(n))(buf, pos), m.group(1)))
-                        pos += n * run.size
-                        i += n
-                        last = again
-                        continue
-                if len(name_ats) > 1:
-                    tr, m = self._topic_run_at(buf, pos, end, name_at)
-            if m is not None:
-                run = tr.run
-                start = pos + tr.size
-                n = (m.end() - start) // run.size
-                if n >= total - i:
-                    n = total - i - 1
-                ts, od, name, raw = m.groups()
-                try:
-                    name = str(name, "utf-8")
-                except UnicodeDecodeError:   # the per-record path says so
-                    n = 0
-                if n:
-                    # the offset delta: most of an 8 MiB batch's are 3 bytes, and
-                    # each is new, so read here rather than through a memo
-                    if len(od) == 3:
-                        u = (od[0] & 0x7F) | ((od[1] & 0x7F) << 7) | (od[2] << 14)
-                        offset = base + ((u >> 1) ^ -(u & 1))
-                    else:
-                        offset = base + OFFSET_DELTAS[od]
-                    unpack = run.pid_structs.get(n) or run.pid_unpacker(n)
-                    out.append(deferred.topic_with_run(
-                        ref_base + pos - payload, name, raw, offset,
-                        base_ts + TIMESTAMP_DELTAS[ts] if append_ts is None else append_ts,
-                        # uuid_text(raw), inline: one call fewer per topic
-                        b2a_base64(raw, newline=False)[:22].translate(URLSAFE).decode(),
-                        ref_base + start - payload, run, unpack(buf, start)))
-                    pos = start + n * run.size
-                    i += n + 1
-                    continue
-            rend, attributes, ts_delta, offset_delta, kpos, klen, vstart, vlen, hpos = frame(
-                buf, pos, end, payload)
-            pos = rend
-            i += 1
-            hdrs = () if hpos + 1 == rend and buf[hpos] == 0 else headers(buf, hpos, rend, at, payload)
-            if not control and klen < 0 and not hdrs and vlen >= 3:
-                # The data records Kafka writes: the frame header by one lookup, then the
-                # body straight to its compiled decoder (eager), kept for later (lazy),
-                # or not even a Record (deferred partition records); anything else, and
-                # any doubt, takes the general path below.
-                fv, api, version = buf[vstart], buf[vstart + 1], buf[vstart + 2]
-                hit = resolved.get((fv, api, version))
-                if hit is not None:
-                    spec, decoder = hit
-                    partition = ((api == 3 or api == 5) and fv == 1 and vlen >= 23
-                                 and version <= PARTITION_LAST_VERSION[api])
-                    if deferring and partition:
-                        # this record and the topic's next partitions, alike, as one
-                        # entry (only if the next record opens with the same length
-                        # byte and names the same topic: a controller's changes rarely
-                        # come two alike; the test saves failed matches, -9%
-                        # instructions per batch of a controller's log)
-                        n = 0
-                        if i < total and buf[pos] == buf[at] and (
-                                buf[pos + vstart - at + 7:pos + vstart - at + 23]
-                                == buf[vstart + 7:vstart + 23]):
-                            run = run_after(runs, buf, at, vstart - at, rend - at)
-                            last = (run, spec, decoder)
-                            if api == 3:
-                                by_length[buf[at]] = last
-                            n = run.match(buf, at, end, total - i + 1)
-                        if n:
-                            out.append(deferred.partition_run(ref_base + at - payload, api, run,
-                                                              run.pid_unpacker(n)(buf, at),
-                                                              bytes(buf[vstart + 7:vstart + 23])))
-                            pos = at + n * run.size
-                            i += n - 1
-                        elif api == 3:
-                            # a topic's only partition, or one shaped unlike the next (a
-                            # lagging replica's shorter ISR): a run of one, so that the
-                            # topic stays in runs (summary counts them from their bytes),
-                            # its shape kept by its first byte for the partitions to come
-                            # (the mixed snapshot's engine time -47%, `summary` 0.49x -> 0.31x walk)
-                            run = run_after(runs, buf, at, vstart - at, rend - at)
-                            out.append(deferred.partition_run(ref_base + at - payload, 3, run,
-                                                              run.pid_unpacker(1)(buf, at),
-                                                              bytes(buf[vstart + 7:vstart + 23])))
-                            last = by_length[buf[at]] = (run, spec, decoder)
-                        else:
-                            # int32 partitionId and uuid topicId open the body
-                            out.append(deferred.partition(ref_base + at - payload, api,
-                                                          *partition_key(buf, vstart + 3)))
-                        if api == 5:   # its shape, for batches of changes to leave unread
-                            self._changes.learn(buf, at, vstart, rend, decoder)
-                        continue
-                    if deferring and api in KEPT and fv == 1 and self._keeps and version <= KEPT[api]:
-                        # a snapshot's ConfigRecord (ACL, ...) and those of its kind right
-                        # after it, one entry: read when they are looked at (.kept_runs: `ls`
-                        # on a snapshot with three config overrides per topic 0.51x -> 0.18x
-                        # the walk, with two ACLs per topic 0.50x -> 0.19x)
-                        n, pos = kept_run(buf, rend, end, total - i, api)
-                        out.append(deferred.kept_run(ref_base + at - payload, api, n + 1))
-                        i += n
-                        continue
-                    if deferring and api == 2 and fv == 1 and version <= TOPIC_LAST_VERSION:
-                        # A TopicRecord: its name (a compact string of one-byte length)
-                        # and id, and nothing else, as its decoder reads them, kept as
-                        # a ref with them, not a Record (-9% instructions per record
-                        # loading a snapshot); then its partitions, most likely shaped
-                        # as the last topic's, as one run entry, matched right here
-                        # (-7% reader time per topic)
-                        nb = buf[vstart + 3]
-                        if 0 < nb < 0x80 and vlen == nb + 20 and buf[vstart + vlen - 1] == 0:
-                            try:
-                                name = str(buf[vstart + 4:vstart + 3 + nb], "utf-8")
-                            except UnicodeDecodeError:   # undecodable: the general path says so
-                                name = None
-                            if name is not None:
-                                raw = bytes(buf[vstart + 3 + nb:vstart + 19 + nb])
-                                tid = uuid_text(raw)   # not kept in UUID_TEXT: -6% `ls` on a snapshot
-                                ts = base_ts + ts_delta if append_ts is None else append_ts
-                                # its partitions' shape: the one last seen with their first byte
-                                cand = (by_length.get(buf[pos]) or last) if i < total else None
-                                if cand is not None:
-                                    last = cand
-                                    run = cand[0]
-                                    m = run.pattern.match(buf, pos, end)
-                                    if m is not None:
-                                        n = min((m.end() - pos) // run.size, total - i)
-                                        if n:   # one or more
-                                            unpack = run.pid_structs.get(n) or run.pid_unpacker(n)
-                                            rid = m.group(1)
-                                            entry = deferred.partition_run(
-                                                ref_base + pos - payload, run.api, run, unpack(buf, pos),
-                                                raw if rid == raw else rid)
-                                            pos += n * run.size
-                                            i += n
-                                            if rid == raw and run.api == 3:   # the topic and its run as one entry
-                                                out.append(deferred.topic(ref_base + at - payload, name, raw,
-                                                                          base + offset_delta, ts, tid, entry))
-                                                # the next topics alike, at the loop's top
-                                                tr = self._topic_run_for(buf, at, vstart, end, run)
-                                                if tr is not None:
-                                                    by_width[buf[at] >> 7] = tr.name_at
-                                                    if tr.name_at not in name_ats:
-                                                        name_ats = self._name_ats = (tr.name_at, *name_ats[:5])
-                                                continue
-                                            out.append(deferred.topic(ref_base + at - payload, name, raw,
-                                                                      base + offset_delta, ts, tid))
-                                            out.append(entry)
-                                            continue
-                                # its partitions come later (a writer that puts every
-                                # topic first): the engine looks it up by this id then
-                                UUID_TEXT[raw] = tid
-                                out.append(deferred.topic(ref_base + at - payload, name, raw,
-                                                          base + offset_delta, ts, tid))
-                                continue
-                    ts = base_ts + ts_delta if append_ts is None else append_ts
-                    if lazy:
-                        rec = Record(base + offset_delta, ts, epoch, METADATA, spec.name, api,
-                                     version, None, bpos)
-                        rec._spec = spec
-                        rec._buf = buf
-                        rec._vstart = vstart
-                        rec._body = vstart + 3
-                        rec._end = vstart + vlen
-                    else:
-                        # the value on its own: positions inside it are small
-                        # ints, which CPython adds without allocating
-                        rec = None
-                        try:
-                            data, p = decoder(buf[vstart:vstart + vlen], 3, vlen)
-                        except DECODE_ERRORS:
-                            p = -1
-                        if p == vlen:
-                            rec = Record(base + offset_delta, ts, epoch, METADATA, spec.name,
-                                         api, version, data, bpos)
-                            rec._spec = spec
-                    if rec is not None:
-                        if attributes:
-                            rec.attributes = attributes
-                        if fv == 0:
-                            rec.frame = 0
-                            self._saw_frame0 = True
-                        out.append(rec)
-                        if i < total and runs_on:
-                            if partition:   # a topic's next partitions, alike
-                                take = None
-                                if buf[pos] == buf[at]:
-                                    take = last = (run_after(runs, buf, at, vstart - at,
-                                                             rend - at), spec, decoder)
-                            else:
-                                # after a TopicRecord its partitions, most likely shaped
-                                # as the last topic's: no record-by-record first partition
-                                take = last if api == 2 else None
-                            if take is not None:
-                                n = self._run(take, h, buf, pos, end, total - i, ref_base,
-                                              payload, out)
-                                pos += n * take[0].size
-                                i += n
-                        continue
-            offset = base + offset_delta
-            ts = append_ts if append_ts is not None else base_ts + ts_delta
-            rec = Record(offset, ts, epoch, METADATA, "", None, None, None, bpos)
-            if attributes:
-                rec.attributes = attributes
-            if hdrs:
-                rec.headers = hdrs
-            key = None if klen < 0 else bytes(buf[kpos:kpos + klen])
-            if control:
-                rec.key = key
-                self._control(rec, key, buf, vstart, vstart + max(vlen, 0), vlen)
-            else:
-                if key is not None:
-                    rec.key = key
-                if vlen < 0:
-                    rec.name = "UnknownRecord"
-                    rec.make_undecodable("data record has a null value")
-                else:
-                    fill_metadata(rec, buf, vstart, vstart + vlen, lazy)
-                    if rec.frame == 0:
-                        self._saw_frame0 = True
-            out.append(rec)
+        if ref_base is not None and not h.is_control and self.fast:
+            pos = self._defer(h, buf, pos, end, ref_base - pos, out)
+        else:
+            pos = self._read_records(h, buf, pos, end, pos, h.count, out)
         if pos != end:
             raise RecordDecodeError(f"{end - pos} byte(s) left after the {h.count} records the batch declares")
         return out
 
-    # -- runs of partition records (loader/fast/partition_runs.py) ----------------------------------
+    # -- the general path: every record a Record ------------------------------------
 
-    def _topic_run_for(self, buf, at: int, vstart: int, end: int, run: PartitionRun) -> "TopicRun | None":
-        """The TopicRun of the TopicRecord at ``at`` (its value at
-        ``vstart``) followed by partitions of shape ``run``: made (a
-        compile, ~0.15 ms) once :data:`TOPIC_RUN_AFTER` topics like it were
-        read record by record, so that a shape few topics have costs no
-        compile (a snapshot of mixed topics has hundreds of shapes)."""
-        k = topic_key(buf, at, vstart - at + 3, end)
-        tr = self._topic_runs.get(k)
-        if tr is None or tr.run is not run:
-            seen = self._topic_seen[k] = self._topic_seen.get(k, 0) + 1
-            if seen < TOPIC_RUN_AFTER:
-                return None
-            tr = self._topic_runs[k] = topic_run_after(self._topic_shapes, buf, at, vstart, run)
-        return tr
-
-    def _topic_run_at(self, buf, pos: int, end: int, tried: int) -> tuple:
-        """``(TopicRun, match)`` at ``pos`` for a TopicRecord whose name's
-        length is at another of the places seen than ``tried`` (see _parse),
-        or ``(None, None)``; the place found is tried first from now on for
-        records whose length is as wide."""
-        for name_at in self._name_ats:
-            if name_at == tried or pos + name_at >= end or buf[pos + name_at - 2] != 2:   # apiKey
+    def _read_records(self, h: BatchHeader, buf, pos: int, end: int, payload: int, count: int,
+                      out: list) -> int:
+        """The general path: ``count`` records from ``buf[pos:]`` (of a record
+        section from ``payload`` to ``end``) into ``out`` as :class:`Record` s;
+        where they end. A data record as Kafka writes them goes by one lookup
+        to its compiled decoder (or is kept for later, ``lazy``), anything
+        else by :meth:`_other_record`; on the fast path a topic's partitions
+        framed alike are decoded as one run (:meth:`_eager_run`)."""
+        base, base_ts, epoch, bpos = h.base_offset, h.base_timestamp, h.epoch, h.position
+        append_ts = h.max_timestamp if h.log_append_time else None
+        control, lazy, resolved = h.is_control, self.lazy, RESOLVED
+        runs_on = not lazy and self.fast
+        last = None   # the last run's (shape, spec, decoder)
+        i = 0
+        while i < count:
+            at = pos
+            rend, attributes, ts_delta, offset_delta, _, klen, vstart, vlen, hpos = frame(buf, pos, end, payload)
+            pos = rend
+            i += 1
+            hit = None
+            if not control and klen < 0 and vlen >= 3 and (
+                    hpos + 1 == rend and buf[hpos] == 0 or not headers(buf, hpos, rend, at, payload)):
+                fv, api, version = buf[vstart], buf[vstart + 1], buf[vstart + 2]
+                hit = resolved.get((fv, api, version))
+            if hit is None:
+                out.append(self._other_record(h, buf, at, end, payload))
                 continue
-            tr = self._topic_runs.get(topic_key(buf, pos, name_at, end))
-            m = None if tr is None else tr.pattern.match(buf, pos, end)
-            if m is not None:
-                self._name_at_by_width[buf[pos] >> 7] = name_at
-                return tr, m
-        return None, None
+            spec, decoder = hit
+            ts = base_ts + ts_delta if append_ts is None else append_ts
+            if lazy:
+                rec = Record(base + offset_delta, ts, epoch, METADATA, spec.name, api, version, None, bpos)
+                rec._buf = buf
+                rec._vstart = vstart
+                rec._body = vstart + 3
+                rec._end = vstart + vlen
+            else:
+                try:   # the value on its own: positions in it are small ints, added without allocating
+                    data, p = decoder(buf[vstart:vstart + vlen], 3, vlen)
+                except DECODE_ERRORS:
+                    p = -1
+                if p != vlen:   # the general reading says why
+                    out.append(self._other_record(h, buf, at, end, payload))
+                    continue
+                rec = Record(base + offset_delta, ts, epoch, METADATA, spec.name, api, version, data, bpos)
+            rec._spec = spec
+            if attributes:
+                rec.attributes = attributes
+            if fv == 0:
+                rec.frame = 0
+                self._saw_frame0 = True
+            out.append(rec)
+            if runs_on and i < count:
+                take = None
+                if api == 2:   # after a TopicRecord its partitions, most likely shaped as the last topic's
+                    take = last
+                elif ((api == 3 or api == 5) and fv == 1 and vlen >= 23
+                      and version <= PARTITION_LAST_VERSION[api] and buf[pos] == buf[at]):
+                    take = last = (run_after(self._runs, buf, at, vstart - at, rend - at), spec, decoder)
+                if take is not None:
+                    pos, n = self._eager_run(take, h, buf, pos, end, count - i, out)
+                    i += n
+        return pos
 
-    def _run(self, last: tuple, h: BatchHeader, buf, pos: int, end: int, limit: int,
-             ref_base: int | None, payload: int, out: list) -> int:
-        """Take the run of partition records shaped as ``last`` (shape, spec,
-        decoder) at ``pos``, deferred or decoded; returns how many it took."""
-        run, spec, decoder = last
-        if ref_base is None or h.is_control:
-            return self._eager_run(run, h, buf, pos, end, limit, spec, decoder, out)
-        n = run.match(buf, pos, end, limit)
-        if n:
-            out.append(deferred.partition_run(ref_base + pos - payload, run.api, run,
-                                              run.pid_unpacker(n)(buf, pos),
-                                              bytes(buf[pos + run.topic_at:pos + run.topic_at + 16])))
-        return n
+    def _other_record(self, h: BatchHeader, buf, at: int, end: int, payload: int) -> Record:
+        """The record at ``buf[at:]`` read field by field: a control record, a
+        record with a key, headers or a null value, a metadata record the
+        catalog does not know or whose body its decoder does not take whole
+        (the record then says why it is undecodable)."""
+        rend, attributes, ts_delta, offset_delta, kpos, klen, vstart, vlen, hpos = frame(
+            buf, at, end, payload)
+        hdrs = () if hpos + 1 == rend and buf[hpos] == 0 else headers(buf, hpos, rend, at, payload)
+        ts = h.max_timestamp if h.log_append_time else h.base_timestamp + ts_delta
+        rec = Record(h.base_offset + offset_delta, ts, h.epoch, METADATA, "", None, None, None, h.position)
+        if attributes:
+            rec.attributes = attributes
+        if hdrs:
+            rec.headers = hdrs
+        key = None if klen < 0 else bytes(buf[kpos:kpos + klen])
+        if h.is_control:
+            rec.key = key
+            self._control(rec, key, buf, vstart, vstart + max(vlen, 0), vlen)
+            return rec
+        if key is not None:
+            rec.key = key
+        if vlen < 0:
+            rec.name = "UnknownRecord"
+            rec.make_undecodable("data record has a null value")
+        else:
+            fill_metadata(rec, buf, vstart, vstart + vlen, self.lazy)
+            if rec.frame == 0:
+                self._saw_frame0 = True
+        return rec
 
-    def _eager_run(self, run: PartitionRun, h: BatchHeader, buf, pos: int, end: int, limit: int,
-                   spec, decoder, out: list) -> int:
-        """Decode the run of partition records at ``pos``; returns how many it
-        took (it stops before a body the compiled decoder does not take whole,
-        which the per-record path then reads)."""
+    def _eager_run(self, take: tuple, h: BatchHeader, buf, pos: int, end: int, limit: int,
+                   out: list) -> int:
+        """Decode the run of partition records shaped as ``take`` (shape,
+        spec, decoder) at ``pos``: ``(where it ends, how many it took)`` (it
+        stops before a body the compiled decoder does not take whole, which
+        the per-record path then reads)."""
+        run, spec, decoder = take
         n = run.match(buf, pos, end, limit)
         if not n:
-            return 0
+            return pos, 0
         attributes, ts_deltas, deltas, _, _ = run.read(buf, pos, n)
         base, base_ts, epoch, bpos = h.base_offset, h.base_timestamp, h.epoch, h.position
         append_ts = h.max_timestamp if h.log_append_time else None
@@ -618,7 +399,259 @@ class FileReader:
                 rec.attributes = a
             out.append(rec)
             taken += 1
-        return taken
+        return pos + taken * size, taken
+
+    # -- the fast path: deferred entries (loader/deferred.py, loader/fast/) -------------
+
+    def _defer(self, h: BatchHeader, buf, pos: int, end: int, refs: int, out: list) -> int:
+        """Data batch ``h``'s records from ``buf[pos:end]`` into ``out``, as deferred
+        entries where a shortcut's shape holds (``refs``: a ref less its position in
+        ``buf``); where they end. Each step takes the first that holds, in this order,
+        else one record by the general path; most steps of a snapshot take a topic and
+        its partitions, so finding a step's shape is inline, taking it a call."""
+        payload, total, resolved, i = pos, h.count, RESOLVED, 0   # i: records read so far
+        append_ts = h.max_timestamp if h.log_append_time else None
+        by_length, topic_runs, by_width = self._by_length, self._topic_runs, self._name_at_by_width
+        name_ats, self._last = self._name_ats, None
+        while i < total:
+            m = None
+            if name_ats:
+                # a topic and its partitions framed as a topic's before them: the TopicRun by
+                # partition_runs.key where the name's length was in the last of as wide a length
+                name_at = by_width[buf[pos] >> 7]
+                q = pos + name_at
+                try:   # past the batch: a key whose pattern, if any, does not match there
+                    nb = buf[q]
+                    tr = topic_runs.get(name_at << 16 | nb << 8 | buf[q + nb + 18]) if name_at else None
+                except IndexError:   # past the file
+                    tr = None
+                m = None if tr is None else tr.pattern.match(buf, pos, end)
+            if m is None and by_length:
+                again = by_length.get(buf[pos])
+                if again is not None:
+                    pos, n = self._defer_run_again(again, buf, pos, end, total - i, refs, out)
+                    if n:
+                        i += n
+                        continue
+                if len(name_ats) > 1:   # or where another topic's was
+                    tr, m = self._topic_run_at(buf, pos, end, name_at)
+            if m is not None:
+                pos, n = self._defer_topic_runs(tr, m, h, buf, pos, end, total - i, refs, out)
+                if n:
+                    i += n
+                    continue
+            at = pos
+            rend, _, ts_delta, offset_delta, _, klen, vstart, vlen, hpos = frame(buf, pos, end, payload)
+            if klen < 0 and vlen >= 3 and buf[vstart] == 1 and hpos + 1 == rend and buf[hpos] == 0:
+                api, version = buf[vstart + 1], buf[vstart + 2]
+                hit = resolved.get((1, api, version))
+                if hit is not None:
+                    if (api == 3 or api == 5) and vlen >= 23 and version <= PARTITION_LAST_VERSION[api]:
+                        pos, n = self._defer_partition(api, hit, buf, at, vstart, rend, end, total - i,
+                                                       refs, out)
+                        i += n
+                        continue
+                    if api in KEPT and self._keeps and version <= KEPT[api]:   # .fast.kept_runs
+                        n, pos = kept_run(buf, rend, end, total - i - 1, api)
+                        out.append(deferred.kept_run(refs + at, api, n + 1))
+                        i += n + 1
+                        continue
+                    if api == 2 and version <= TOPIC_LAST_VERSION:
+                        pos, n = self._defer_topic(
+                            buf, at, vstart, vlen, rend, end, h.base_offset + offset_delta,
+                            h.base_timestamp + ts_delta if append_ts is None else append_ts,
+                            total - i, refs, out)
+                        if n:
+                            i += n
+                            name_ats = self._name_ats   # it may have made a TopicRun
+                            continue
+            pos = self._read_records(h, buf, at, end, payload, 1, out)
+            i += 1
+        return pos
+
+    def _defer_topic_runs(self, tr: TopicRun, m, h: BatchHeader, buf, pos: int, end: int, limit: int,
+                          refs: int, out: list) -> tuple[int, int]:
+        """The TopicRecord and its partitions that ``tr``'s pattern matched at
+        ``pos`` (``m``), as one entry, and the topics after it that the same
+        pattern matches (a snapshot's topics are mostly alike, one after
+        another: one call takes them all), at most ``limit`` records:
+        ``(where they end, how many)``, ``(pos, 0)`` if the first is not
+        taken (a name that is not UTF-8, which the general path reports; no
+        partition within the batch)."""
+        run, size, taken = tr.run, tr.size, 0
+        base, pid_structs = h.base_offset, run.pid_structs
+        append_ts = h.max_timestamp if h.log_append_time else None
+        # `while True`, not `while m is not None`: CPython 3.11 specializes the code
+        # of a function called a few times only if its loops jump back unconditionally
+        while True:
+            start = pos + size
+            n = (m.end() - start) // run.size
+            if n >= limit - taken:
+                n = limit - taken - 1
+            ts, od, name, raw = m.groups()
+            try:
+                name = str(name, "utf-8")
+            except UnicodeDecodeError:
+                break
+            if n <= 0:
+                break
+            # the offset delta: most of an 8 MiB batch's are 3 bytes, and each is
+            # new, so read here rather than through a memo
+            if len(od) == 3:
+                u = (od[0] & 0x7F) | ((od[1] & 0x7F) << 7) | (od[2] << 14)
+                offset = base + ((u >> 1) ^ -(u & 1))
+            else:
+                offset = base + OFFSET_DELTAS[od]
+            out.append(deferred.topic_with_run(
+                refs + pos, name, raw, offset,
+                h.base_timestamp + TIMESTAMP_DELTAS[ts] if append_ts is None else append_ts,
+                # uuid_text(raw), inline: one call fewer per topic
+                b2a_base64(raw, newline=False)[:22].translate(URLSAFE).decode(),
+                refs + start, run, (pid_structs.get(n) or run.pid_unpacker(n))(buf, start)))
+            pos = start + n * run.size
+            taken += n + 1
+            m = tr.pattern.match(buf, pos, end) if taken < limit else None
+            if m is None:
+                break
+        return pos, taken
+
+    def _defer_run_again(self, again: tuple, buf, pos: int, end: int, limit: int, refs: int,
+                         out: list) -> tuple[int, int]:
+        """Partitions shaped as ``again`` (a run's (shape, spec, decoder),
+        the last one seen with the first byte at ``pos``: a lagging replica's
+        shorter ISR, then the topic's usual shape; a topic's partitions
+        written after all the topics) as one run entry, at most ``limit``:
+        ``(where they end, how many)``, or ``(pos, 0)`` (-10% reader
+        instructions on the bench's mixed snapshot)."""
+        run = again[0]
+        m = run.pattern.match(buf, pos, end)
+        if m is None:
+            return pos, 0
+        n = (m.end() - pos) // run.size
+        if n > limit:
+            n = limit
+        out.append(deferred.partition_run(refs + pos, run.api, run,
+                                          (run.pid_structs.get(n) or run.pid_unpacker(n))(buf, pos),
+                                          m.group(1)))
+        self._last = again
+        return pos + n * run.size, n
+
+    def _defer_partition(self, api: int, hit: tuple, buf, at: int, vstart: int, rend: int, end: int,
+                         limit: int, refs: int, out: list) -> tuple[int, int]:
+        """The PartitionRecord or PartitionChangeRecord at ``at`` (its value
+        at ``vstart``, ending at ``rend``) and, as one run entry, those alike
+        after it (a topic's next partitions), at most ``limit``: ``(where
+        they end, how many)``.
+
+        A run is tried only if the next record opens with the same length
+        byte and names the same topic (a controller's changes rarely come two
+        alike; the test saves failed matches, -9% instructions per batch of a
+        controller's log). A PartitionRecord not followed by others alike (a
+        topic's only partition, or one shaped unlike the next: a lagging
+        replica's shorter ISR) is a run of one, so that its topic stays in
+        runs (``summary`` counts them from their bytes) and its shape is kept
+        by its first byte for the partitions to come (the mixed snapshot's
+        engine time -47%). Anything else is one entry of its ids."""
+        n = 0
+        if (limit > 1 and buf[rend] == buf[at]
+                and buf[rend + vstart - at + 7:rend + vstart - at + 23] == buf[vstart + 7:vstart + 23]):
+            run = run_after(self._runs, buf, at, vstart - at, rend - at)
+            self._last = last = (run, *hit)
+            if api == 3:
+                self._by_length[buf[at]] = last
+            n = run.match(buf, at, end, limit)
+        if api == 5:   # its shape, for batches of changes to leave unread
+            self._changes.learn(buf, at, vstart, rend, hit[1])
+        if not n:
+            if api != 3:   # int32 partitionId and uuid topicId open its body
+                out.append(deferred.partition(refs + at, api, *PARTITION_KEY(buf, vstart + 3)))
+                return rend, 1
+            run = run_after(self._runs, buf, at, vstart - at, rend - at)
+            self._last = self._by_length[buf[at]] = (run, *hit)
+            n = 1
+        out.append(deferred.partition_run(refs + at, api, run, run.pid_unpacker(n)(buf, at),
+                                          bytes(buf[vstart + 7:vstart + 23])))
+        return at + n * run.size, n
+
+    def _defer_topic(self, buf, at: int, vstart: int, vlen: int, rend: int, end: int, offset: int,
+                     ts: int, limit: int, refs: int, out: list) -> tuple[int, int]:
+        """The TopicRecord at ``at`` (its ``offset`` and timestamp ``ts``) as
+        an entry of its name and id, not a :class:`Record` (-9% instructions
+        per record loading a snapshot), with its partitions right after it as
+        one run if they are shaped as the last topic's (-7% reader time per
+        topic): ``(where they end, how many records)``, ``(at, 0)`` if it
+        holds more than a name of one-byte length (UTF-8) and an id, as v0
+        does (the general path reads it)."""
+        nb = buf[vstart + 3]
+        if not (0 < nb < 0x80 and vlen == nb + 20 and buf[vstart + vlen - 1] == 0):
+            return at, 0
+        try:
+            name = str(buf[vstart + 4:vstart + 3 + nb], "utf-8")
+        except UnicodeDecodeError:
+            return at, 0
+        raw = bytes(buf[vstart + 3 + nb:vstart + 19 + nb])
+        tid = uuid_text(raw)   # not kept in UUID_TEXT: -6% `ls` on a snapshot
+        # its partitions' shape: the one last seen with their first byte
+        cand = (self._by_length.get(buf[rend]) or self._last) if limit > 1 else None
+        if cand is not None:
+            self._last = cand
+            run = cand[0]
+            m = run.pattern.match(buf, rend, end)
+            n = 0 if m is None else (m.end() - rend) // run.size
+            if n >= limit:
+                n = limit - 1
+            if n:
+                rid = m.group(1)
+                entry = deferred.partition_run(refs + rend, run.api, run,
+                                               (run.pid_structs.get(n) or run.pid_unpacker(n))(buf, rend),
+                                               raw if rid == raw else rid)
+                if rid == raw and run.api == 3:   # the topic and its run as one entry
+                    out.append(deferred.topic(refs + at, name, raw, offset, ts, tid, entry))
+                    self._learn_topic_run(buf, at, vstart, end, run)
+                else:
+                    out.append(deferred.topic(refs + at, name, raw, offset, ts, tid))
+                    out.append(entry)
+                return rend + n * run.size, n + 1
+        # its partitions come later (a writer that puts every topic first):
+        # the engine looks it up by this id then
+        UUID_TEXT[raw] = tid
+        out.append(deferred.topic(refs + at, name, raw, offset, ts, tid))
+        return rend, 1
+
+    # -- runs of partition records (loader/fast/partition_runs.py) ----------------------------------
+
+    def _learn_topic_run(self, buf, at: int, vstart: int, end: int, run: PartitionRun) -> None:
+        """After the TopicRecord at ``at`` (its value at ``vstart``) and its
+        partitions of shape ``run``: the next topics alike are looked for at
+        the top of :meth:`_defer`, by their TopicRun's key. The TopicRun is
+        made (a compile, ~0.15 ms) once :data:`TOPIC_RUN_AFTER` topics like
+        it were read record by record, so that a shape few topics have costs
+        no compile (a snapshot of mixed topics has hundreds of shapes)."""
+        k = topic_key(buf, at, vstart - at + 3, end)
+        tr = self._topic_runs.get(k)
+        if tr is None or tr.run is not run:
+            seen = self._topic_seen[k] = self._topic_seen.get(k, 0) + 1
+            if seen < TOPIC_RUN_AFTER:
+                return
+            tr = self._topic_runs[k] = topic_run_after(self._topic_shapes, buf, at, vstart, run)
+        self._name_at_by_width[buf[at] >> 7] = tr.name_at
+        if tr.name_at not in self._name_ats:
+            self._name_ats = (tr.name_at, *self._name_ats[:5])
+
+    def _topic_run_at(self, buf, pos: int, end: int, tried: int) -> tuple:
+        """``(TopicRun, match)`` at ``pos`` for a TopicRecord whose name's
+        length is at another of the places seen than ``tried`` (see :meth:`_defer`),
+        or ``(None, None)``; the place found is tried first from now on for
+        records whose length is as wide."""
+        for name_at in self._name_ats:
+            if name_at == tried or pos + name_at >= end or buf[pos + name_at - 2] != 2:   # apiKey
+                continue
+            tr = self._topic_runs.get(topic_key(buf, pos, name_at, end))
+            m = None if tr is None else tr.pattern.match(buf, pos, end)
+            if m is not None:
+                self._name_at_by_width[buf[pos] >> 7] = name_at
+                return tr, m
+        return None, None
 
     def _control(self, rec: Record, key, buf, vstart: int, vend: int, vlen: int) -> None:
         rec.kind = CONTROL

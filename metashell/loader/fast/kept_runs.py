@@ -36,10 +36,13 @@ from __future__ import annotations
 from ...kraft.catalog import METADATA
 from . import Decided
 
-# The records kept unread, the versions of each kept (the first record's version is
-# checked by the reader, the others' by kept_run): ConfigRecord (read from its bytes by
-# config_fields and config_values), DelegationTokenRecord, UserScramCredentialRecord,
-# ClientQuotaRecord, AccessControlEntryRecord (read from its bytes by acls_decode).
+# The records kept unread, the versions of each kept: ConfigRecord (read from its bytes
+# by config_fields and config_values), DelegationTokenRecord, UserScramCredentialRecord,
+# ClientQuotaRecord, AccessControlEntryRecord (read from its bytes by acls_decode). The
+# reader checks the version of a run's first record, once per run; kept_run does not read
+# the others' bodies, and what later reads them checks each one's version there:
+# config_fields, config_values and acls_decode take v0 only (anything else they leave to
+# the store's decoder, which reads any version as the general path does).
 VERSIONS = {
     "ConfigRecord": Decided(reads=range(0, 1)),
     "DelegationTokenRecord": Decided(reads=range(0, 1)),
@@ -54,10 +57,14 @@ KEPT = {api: VERSIONS[spec.name].last for api, spec in METADATA.items() if spec.
 def kept_run(buf, pos: int, end: int, limit: int, api: int) -> tuple[int, int]:
     """``(n, where they end)`` for the ``n`` (at most ``limit``) records
     from ``buf[pos:]`` (a batch's records end at ``end``) that are records
-    of apiKey ``api`` framed as above, of a version kept."""
+    of apiKey ``api`` framed as above. Their versions are not read here
+    (see :data:`VERSIONS`): this step is all a kept record costs."""
     n = 0
-    last = KEPT[api]
-    while n < limit:
+    # `while True`, not `while n < limit`: CPython 3.11 specializes the code of a
+    # function called a few times only if its loops jump back unconditionally
+    while True:
+        if n >= limit:
+            break
         b = buf[pos]
         if b < 0x80:
             p = pos + 1
@@ -87,7 +94,7 @@ def kept_run(buf, pos: int, end: int, limit: int, api: int) -> tuple[int, int]:
             q += 3
         else:
             break
-        if buf[q] != 1 or buf[q + 1] != api or buf[q + 2] > last or buf[rend - 1]:
+        if buf[q] != 1 or buf[q + 1] != api or buf[rend - 1]:
             break
         n += 1
         pos = rend

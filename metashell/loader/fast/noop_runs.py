@@ -23,6 +23,7 @@ from typing import Callable, Iterator
 import crc32c as _crc32c
 
 from ...kraft.batch import CRC_START, HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
+from ...kraft.primitives import INT32
 from . import Decided
 
 # the one layout NOOP_RECORD spells out, version byte included
@@ -46,14 +47,14 @@ MIN_RUN = 2   # one batch alone is read as any other
 # Consecutive heartbeat batches; the parts that differ from batch to batch are "any byte":
 _RUN = re.compile(b"(?:"
                   b".{8}"                                        # baseOffset
-                  + re.escape(struct.pack(">i", BATCH_LENGTH))   # batchLength
+                  + re.escape(INT32.pack(BATCH_LENGTH))          # batchLength
                   + b".{4}"                                      # partitionLeaderEpoch
                   + b"\x02"                                      # magic
                   + b".{4}"                                      # crc, checked below
                   + re.escape(bytes(6))                          # attributes 0, lastOffsetDelta 0
                   + b".{16}"                                     # baseTimestamp, maxTimestamp
                   + re.escape(b"\xff" * 14)                      # producerId, producerEpoch, baseSequence -1
-                  + re.escape(struct.pack(">i", 1))              # recordsCount 1
+                  + re.escape(INT32.pack(1))                     # recordsCount 1
                   + re.escape(NOOP_RECORD)
                   + b")+", re.DOTALL)
 

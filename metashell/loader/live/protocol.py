@@ -30,6 +30,7 @@ from kafka.protocol.sasl import (SaslAuthenticateRequest, SaslAuthenticateRespon
 from kafka.protocol.schemas import StructField
 
 from ... import __version__
+from ...kraft.primitives import INT32, INT64_PAIR
 
 METADATA_TOPIC = "__cluster_metadata"
 METADATA_TOPIC_ID = uuid.UUID(int=1)          # Uuid.METADATA_TOPIC_ID, "AAAAAAAAAAAAAAAAAAAAAQ"
@@ -131,7 +132,6 @@ APIS = {
 }
 API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE, FETCH, FETCH_SNAPSHOT, DESCRIBE_QUORUM = 18, 17, 36, 1, 59, 55
 
-_INT32 = struct.Struct(">i")
 
 
 def encode_request(message, version: int, correlation_id: int, client_id: str = CLIENT_ID) -> bytes:
@@ -146,7 +146,7 @@ def decode_response(api_key: int, version: int, frame) -> tuple[int, object]:
     prefix. The body is decoded from a ``memoryview`` of ``frame``."""
     response = APIS[api_key][1]
     view = memoryview(frame)
-    (correlation_id,) = _INT32.unpack_from(view, 0)
+    (correlation_id,) = INT32.unpack_from(view, 0)
     pos = 4
     # ApiVersions answers always carry header v0, whatever the version
     if api_key != API_VERSIONS and response.flexible_version_q(version):
@@ -156,7 +156,7 @@ def decode_response(api_key: int, version: int, frame) -> tuple[int, object]:
 
 _SNAPSHOT_HEAD = struct.Struct(">ih")           # ThrottleTimeMs, ErrorCode
 _SNAPSHOT_PART = struct.Struct(">ihqi")         # Index, ErrorCode, SnapshotId.EndOffset, SnapshotId.Epoch
-_SNAPSHOT_POS = struct.Struct(">qq")            # Size, Position
+_SNAPSHOT_POS = INT64_PAIR                       # Size, Position
 
 
 def snapshot_chunk(frame) -> tuple[int, int, int, memoryview] | None:
@@ -166,7 +166,7 @@ def snapshot_chunk(frame) -> tuple[int, int, int, memoryview] | None:
     the snapshot buffer. ``None`` for any answer with an error: those are
     small, and :func:`decode_response` reads them whole."""
     view = memoryview(frame)
-    (correlation,) = _INT32.unpack_from(view, 0)
+    (correlation,) = INT32.unpack_from(view, 0)
     pos = _skip_tagged_fields(view, 4)
     _throttle, error = _SNAPSHOT_HEAD.unpack_from(view, pos)
     topics, pos = _read_uvarint(view, pos + _SNAPSHOT_HEAD.size)

@@ -27,7 +27,6 @@ import os
 import selectors
 import socket
 import ssl
-import struct
 import threading
 import time
 
@@ -35,6 +34,7 @@ from kafka.net.sasl.plain import SaslMechanismPlain
 from kafka.net.sasl.scram import SaslMechanismScram
 
 from ...errors import LiveError
+from ...kraft.primitives import INT32, INT32_PAIR
 from . import protocol as p
 from .addresses import Controller
 from .clientconfig import SecurityConfig
@@ -42,7 +42,6 @@ from .clientconfig import SecurityConfig
 _CLOSED = "connection closed by the controller"
 _RESET = os.strerror(errno.ECONNRESET)
 MAX_FRAME = 128 << 20          # a Fetch answer is at most 8 MiB of records; snapshot chunks are ours to size
-_SIZE = struct.Struct(">i")
 _POLL = 0.2                     # how often a connect in progress looks at close()
 _NAME_MISMATCH = (62, 64)       # X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH
 # what OpenSSL says when the other end does not speak TLS at all
@@ -147,7 +146,7 @@ class Connection:
                 head = _recv_exactly(sock, 8)
         except (OSError, Unreachable):
             return
-        size, correlation = struct.unpack(">ii", head)
+        size, correlation = INT32_PAIR.unpack(head)
         if correlation == 1 and 6 <= size <= 1 << 20:
             raise LiveError(f"{self.controller}: the listener {what} but answers without TLS: protocol "
                             "mismatch? (security.protocol is SSL or SASL_SSL here; the listener is "
@@ -288,7 +287,7 @@ class Connection:
 
     def _receive(self, deadline: float) -> bytearray:
         head = self._read_exactly(4, deadline)
-        (size,) = _SIZE.unpack(head)
+        (size,) = INT32.unpack(head)
         if not 4 <= size <= MAX_FRAME and head[0] in _TLS_RECORDS and head[1] == 3 \
                 and not self.security.uses_tls:
             raise LiveError(f"{self.controller}: the listener answered with a TLS record: protocol "
