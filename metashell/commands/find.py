@@ -6,7 +6,7 @@ from metashell.commands.base import (FAILED, NOT_FOUND, OK, Command, basename, e
                                      path_candidates, shown)
 from metashell.commands.registry import register
 from metashell.fs import glob
-from metashell.fs.walk import walk
+from metashell.fs.walk import walk_names
 from metashell.render import json_text
 
 
@@ -72,8 +72,8 @@ Errors: 'find: PATH: no such file or directory' (exit status 1)."""
                 status = FAILED
                 continue
             for match in matches:
-                for path_text, node in walk(match.node, shown(pattern, match)):
-                    if want_dir is not None and node.is_dir != want_dir:
+                for path_text, is_dir in walk_names(match.node, shown(pattern, match)):
+                    if want_dir is not None and is_dir != want_dir:
                         continue
                     if name_ok is not None and not name_ok(path_text):
                         continue

@@ -78,6 +78,16 @@ class Node:
         of one or more whole lines (no final newline); None to be walked."""
         return None
 
+    def subtree_names(self, memo: dict) -> "list[tuple[str, bool]] | None":
+        """``(path below this node, is_dir)`` of everything below it, in the
+        order a walk reaches it, when the node can list them at once,
+        cheaper than walking it (a topic: its partitions' names without a
+        node each, no partition folded into a state); None to be walked.
+        ``memo`` is shared by one walk: what one view of a thing found
+        another view of it may reuse (a topic's existing partitions, as
+        ``find /`` lists each topic under four paths)."""
+        return None
+
     def last_change(self) -> "tuple[int, int] | None":
         """(offset, timestamp ms) of the record that last changed this node."""
         return None

@@ -224,6 +224,21 @@ class TopicDir(ViewDir):
         yield "id", Leaf("id", t.topic_id, change=t.change)
         yield "name", Leaf("name", t.name, change=t.change)
 
+    def subtree_names(self, memo):
+        """Each existing partition and its ``data``, then ``id`` and ``name``
+        (what walking the topic reaches: a listed partition always has
+        ``data``), from :func:`existing_partitions` (shared by the walk's
+        views of the topic). Assumes the listing is the topic's existing
+        partitions in id order, as :meth:`entries` gives them."""
+        out = []
+        for pid in existing_partitions(self.topic, memo):
+            name = str(pid)
+            out.append((name, True))
+            out.append((name + "/data", False))
+        out.append(("id", False))
+        out.append(("name", False))
+        return out
+
     def tree_lines(self, indent):
         """What walking the topic prints (each partition's ``data`` as
         ``cat`` prints it), without three nodes per partition, in pieces of
@@ -252,6 +267,17 @@ class TopicDir(ViewDir):
 
     def last_change(self):
         return self.topic.change
+
+
+def existing_partitions(topic, memo: dict) -> list:
+    """``topic.partition_ids()``, found once per ``memo`` (one walk): the
+    walk's other views of the topic (``/topicIds``, ``/image/topics``) reuse
+    it. Kept with the topic itself, so that a topic replaced meanwhile (a
+    live image) is looked at anew."""
+    got = memo.get(id(topic))
+    if got is None or got[0] is not topic:
+        got = memo[id(topic)] = (topic, topic.partition_ids())
+    return got[1]
 
 
 class PartitionDir(ViewDir):
