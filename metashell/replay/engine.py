@@ -1025,14 +1025,23 @@ class ReplayEngine:
         that decodes whole, is still the partition's only record and has as
         many directories as replicas, or else :meth:`fold_partition` is not
         None), without making a state of a run's partition (``find``, which
-        needs names only: -35% of its folding time)."""
+        needs names only: -35% of its folding time). A run whose records
+        :meth:`~metashell.loader.store.RecordStore.run_counts` reads from
+        their bytes (what ``summary`` counts) is not decoded at all: its
+        records all decode whole, with no directories or one per replica
+        (summary_counts), so those still the partition's only record exist."""
         from_runs = set()
+        store = self.store
         for entry in runs or ():
             ref, shape, pids, _ = run_fields(entry)
-            got = self.store.run_data(ref, shape, len(pids))
+            refs = range(ref, ref + len(pids) * shape.size, shape.size)
+            if store.run_counts(ref, shape, len(pids)) is not None:
+                from_runs.update(pid for pid, r in zip(pids, refs) if partitions.get(pid) == r)
+                continue
+            got = store.run_data(ref, shape, len(pids))
             if got is None:
                 continue
-            for pid, r, g in zip(pids, range(ref, ref + len(pids) * shape.size, shape.size), got):
+            for pid, r, g in zip(pids, refs, got):
                 if g is None or partitions.get(pid) != r:   # changed since, or not as read
                     continue
                 dirs = g[0].get("directories")
