@@ -14,6 +14,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from metashell.fs.walk import walk, walk_names
 from metashell.kraft.writer import Out
+from metashell.render import value_text
+from metashell.replay.partition_model import data_text, shown
 from metashell.session import open_session
 from test_summary_counts import (CASES, CORPORA, DIRS, TS, _corpus_inputs, changed, changes,
                                    partition, snapshot, topic_of)
@@ -38,6 +40,9 @@ def check(path: Path) -> list:
         assert states == one_by_one(alone.image.topics[tid_]), tid_
         assert list(states) == sorted(states)
         assert ids == list(states), tid_
+        for state in states.values():   # cat's and tree's text of each, where it makes it
+            text = data_text(state)
+            assert text is None or text == value_text(shown(state.to_json()))
         listed.append(states)
     assert together.engine.skipped == alone.engine.skipped
     # find's walk of names (topics listed at once) reaches what the node walk does

@@ -55,6 +55,12 @@ class Node:
         a delegation token's times as ISO-8601); ``-o json`` keeps the value."""
         return self.value()
 
+    def shown_text(self) -> "str | None":
+        """``render.value_text(self.shown_value())`` when the node makes it
+        cheaper (a partition's ``data``: one format, no encoding and
+        re-indenting), None otherwise: ``cat`` in text mode asks first."""
+        return None
+
     def entries(self) -> "Iterable[tuple[str, Node]]":
         """``(name, child)`` of every listed child that exists, in listing
         order: what walks read (``find``, ``tree``). A directory of many
@@ -123,7 +129,8 @@ class Leaf(Node):
     def __init__(self, name: str, value: Any = None, *, compute: Callable[[], Any] | None = None,
                  change: "tuple[int, int] | None" = None, note: "Note" = None,
                  fields: "Callable[[], dict | None] | None" = None,
-                 shown: "Callable[[Any], Any] | None" = None):
+                 shown: "Callable[[Any], Any] | None" = None,
+                 shown_text: "Callable[[], str | None] | None" = None):
         super().__init__(name)
         self._value = value
         self._compute = compute
@@ -131,6 +138,7 @@ class Leaf(Node):
         self._note = note
         self._fields = fields
         self._shown = shown     # value -> what text output shows (shown_value)
+        self._shown_text = shown_text   # () -> value_text of shown_value, or None
 
     def value(self) -> Any:
         return self._compute() if self._compute is not None else self._value
@@ -138,6 +146,9 @@ class Leaf(Node):
     def shown_value(self) -> Any:
         value = self.value()
         return value if self._shown is None else self._shown(value)
+
+    def shown_text(self):
+        return self._shown_text() if self._shown_text is not None else None
 
     def last_change(self):
         return self._change

@@ -249,7 +249,9 @@ class TopicDir(ViewDir):
         states = self._states = t.partitions()
         pad, deeper = " " * indent, "\n" + " " * (indent + 4)
         data = f":\n{pad}  data:{deeper}"
-        out = [f"{pad}{pid}{data}{value_text(partition_model.shown(state.to_json())).replace(chr(10), deeper)}"
+        text, shown = partition_model.data_text, partition_model.shown
+        out = [f"{pad}{pid}{data}"
+               f"{text(state, deeper) or value_text(shown(state.to_json())).replace(chr(10), deeper)}"
                for pid, state in states.items()]
         inner = "\n" + pad + "  "
         out.append(f"{pad}id:{inner}{value_text(t.topic_id).replace(chr(10), inner)}")
@@ -303,7 +305,8 @@ class PartitionDir(ViewDir):
             return None
         # its JSON made when read (a walk that only names it, find, makes none); text
         # output names the codes Kafka prints by name (leaderRecoveryState)
-        return Leaf("data", compute=state.to_json, shown=partition_model.shown, change=state.change)
+        return Leaf("data", compute=state.to_json, shown=partition_model.shown, change=state.change,
+                    shown_text=lambda: partition_model.data_text(state))
 
     def entries(self):
         data = self.child("data")
