@@ -1,7 +1,9 @@
 """Listing a topic folds its partitions together (``ReplayEngine.fold_topic``:
 a run's untouched PartitionRecords decoded in one pass over the run,
 ``RecordStore.run_data``): it must give exactly what folding each partition
-on its own gives, on every layout, after changes, and on every corpus input."""
+on its own gives, on every layout, after changes, and on every corpus input.
+So must its ids alone (``ReplayEngine.existing_partitions``, what ``find``
+lists without a walk of nodes per partition)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from metashell.fs.walk import walk, walk_names
 from metashell.kraft.writer import Out
+from metashell.render import value_text
+from metashell.replay.partition_model import data_text, shown
 from metashell.session import open_session
 from test_summary_counts import (CASES, CORPORA, DIRS, TS, _corpus_inputs, changed, changes,
                                    partition, snapshot, topic_of)
@@ -29,11 +34,19 @@ def check(path: Path) -> list:
     together, alone = open_session(path), open_session(path)
     listed = []
     for tid_ in sorted(together.image.topics):
+        # the ids alone (find) first: they report what folding reports, once
+        ids = together.image.topics[tid_].partition_ids()
         states = together.image.topics[tid_].partitions()
         assert states == one_by_one(alone.image.topics[tid_]), tid_
         assert list(states) == sorted(states)
+        assert ids == list(states), tid_
+        for state in states.values():   # cat's and tree's text of each, where it makes it
+            text = data_text(state)
+            assert text is None or text == value_text(shown(state.to_json()))
         listed.append(states)
     assert together.engine.skipped == alone.engine.skipped
+    # find's walk of names (topics listed at once) reaches what the node walk does
+    assert list(walk_names(together.root, "/")) == [(p, n.is_dir) for p, n in walk(together.root, "/")]
     together.close()   # their files unmapped now, not when a collection finds them
     alone.close()
     return listed

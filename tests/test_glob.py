@@ -362,3 +362,17 @@ def test_lazy_children_not_built_for_literals():
     assert calls == []
     assert paths_of(expand(root, "/", "/big/99?")) == [f"/big/99{i}" for i in range(10)]
     assert calls == ["children"]
+
+
+def test_a_literal_last_name_is_looked_up_under_each_match():
+    """'/topics/*/*/data': the last name, literal, looked up in place under
+    each match of the glob before it (a file, or a directory without it,
+    gives nothing), in order, as a step of its own would."""
+    root = from_json("", {"t": {"a": {"0": {"data": 1, "x": 2}, "1": {"x": 3}, "2": 4},
+                                "b": {"0": {"data": 5}}}})
+    assert paths_of(expand(root, "/", "/t/*/*/data")) == ["/t/a/0/data", "/t/b/0/data"]
+    assert [m.components for m in expand(root, "/", "/t/*/*/data")] == [
+        ["t", "a", "0", "data"], ["t", "b", "0", "data"]]
+    assert [m.node.value() for m in expand(root, "/", "t/*/0/data")] == [1, 5]
+    assert paths_of(expand(root, "/", "/t/*/nope")) == []
+    assert paths_of(expand(root, "/t", "*/2")) == ["/t/a/2"]

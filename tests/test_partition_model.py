@@ -245,3 +245,52 @@ def test_describe_names_the_tags_the_catalog_does_not_know():
         d = decoded(message, 2, {**values, UNKNOWN_TAGS: [[90, b"\x01"], [91, b""]]})
         text = describe(SimpleNamespace(name=name, data=d, error=None))
         assert text.endswith("unknown tags [90,91]"), text
+
+
+def _text_as_value_text(state, nl: str = "\n") -> str:
+    from metashell.render import value_text
+    return value_text(pm.shown(state.to_json())).replace("\n", nl)
+
+
+@pytest.mark.parametrize("nl", ["\n", "\n      "])
+def test_a_partitions_text_is_value_texts(nl):
+    """``data_text`` (cat, text tree) writes what value_text writes of the
+    shown value, at any indentation: short and long arrays, codes by name
+    and unnamed, directories and none; None where it must not guess."""
+    state = start()
+    assert pm.data_text(state, nl) == _text_as_value_text(state, nl)
+    state.replicas = list(range(1, 17))           # on one line
+    state.isr = list(range(-1, 40))               # one per line
+    state.directories = []
+    state.leader_recovery_state = 7               # a code no release has: a number
+    state.elr = [2147483647]
+    assert pm.data_text(state, nl) == _text_as_value_text(state, nl)
+    state.leader_recovery_state = 1
+    state.directories = [uid(1), uid(2)]
+    assert pm.data_text(state, nl) == _text_as_value_text(state, nl)
+    for field, odd in (("replicas", None), ("leader", None), ("leader", "1"),
+                       ("leader_recovery_state", None)):
+        bad = copy.copy(state)
+        setattr(bad, field, odd)
+        assert pm.data_text(bad, nl) is None, field
+    state.unknown_tags = [[9, b"\x01"]]
+    assert pm.data_text(state, nl) is None
+
+
+def test_a_partitions_text_of_a_field_added_to_the_catalog(monkeypatch):
+    """A new int field is written too; a field of a type the format does
+    not write (a string) leaves every partition to value_text."""
+    record, change = METADATA[3], METADATA[5]
+    new = dict(name="HighWatermarkHint", type="int32", versions="3+", tagged="3+", default=-1)
+    probe = _model_over(monkeypatch, Message(record.name, 3, "0-3", list(record.fields) + [Field(**new, tag=3)]),
+                        Message(change.name, 5, "0-3", list(change.fields) + [Field(**new, tag=9)]))
+    from metashell.render import value_text
+    state = probe.partition_state(decoded(probe.PARTITION_RECORD, 3, {
+        **record_values(METADATA[3], 2), "highWatermarkHint": 42}), (0, 0))
+    assert probe.data_text(state) == value_text(probe.shown(state.to_json()))
+    assert '"highWatermarkHint": 42' in probe.data_text(state)
+    text = dict(name="Note", type="string", versions="3+", tagged="3+", default="")
+    probe = _model_over(monkeypatch, Message(record.name, 3, "0-3", list(record.fields) + [Field(**text, tag=3)]),
+                        Message(change.name, 5, "0-3", list(change.fields)))
+    state = probe.partition_state(decoded(probe.PARTITION_RECORD, 3, record_values(METADATA[3], 2)), (0, 0))
+    assert probe.data_text(state) is None

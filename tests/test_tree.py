@@ -251,3 +251,17 @@ def test_a_topic_made_at_once_prints_as_walked(tmp_path):
             assert made == walked_tree_text(n, indent), path
     assert node(s.root, "/topics/foo").tree_lines(0) is not None
     assert node(s.root, "/image/topics/byId/" + T1).tree_lines(0) is not None
+
+
+def test_topics_listed_at_once_find_as_walked(tmp_path):
+    """``find`` lists a topic's subtree at once (``Node.subtree_names``,
+    native and ``/image``, each topic's partitions found once per walk): the
+    same paths and kinds as walking its nodes, from anywhere."""
+    from metashell.fs.walk import walk_names
+    s = load(tmp_path, *rich_cluster())
+    for path in ("/", "/topics", "/topicIds", f"/topicIds/{T1}", "/topics/foo", "/image/topics",
+                 "/image/topics/byName/foo", "/image", "/brokers"):
+        n = node(s.root, path)
+        assert list(walk_names(n, path)) == [(p, c.is_dir) for p, c in walk(n, path)], path
+    assert node(s.root, "/topics/foo").subtree_names({}) is not None
+    assert node(s.root, "/image/topics/byId/" + T1).subtree_names({}) is not None

@@ -67,8 +67,13 @@ Errors: 'cat: PATH: no such file or directory' when nothing matches,
         if match.node.is_dir:
             ctx.error(f"cat: {shown(target, match)}: {IS_A_DIRECTORY}")
             return None
+        made = None
         try:   # text output shows codes Kafka prints by name by their names
-            value = match.node.value() if ctx.json else match.node.shown_value()
+            if ctx.json:
+                value = match.node.value()
+            else:   # the text of the shown value, when the node makes it cheaper
+                made = match.node.shown_text()
+                value = match.node.shown_value() if made is None else None
         except MetashellError as e:
             ctx.error(f"cat: {shown(target, match)}: {e}")
             return None
@@ -79,6 +84,8 @@ Errors: 'cat: PATH: no such file or directory' when nothing matches,
         text = match.node.text()   # Kafka's strings under /image
         if text is not None:
             pass
+        elif made is not None:   # an object's text (a partition's data)
+            text = highlight_json(made, ctx.color)
         elif isinstance(value, (dict, list)):
             text = highlight_json(value_text(value), ctx.color)
         else:

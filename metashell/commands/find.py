@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from itertools import islice
+
 from metashell.commands.base import (FAILED, NOT_FOUND, OK, Command, basename, expand,
                                      path_candidates, shown)
 from metashell.commands.registry import register
 from metashell.fs import glob
-from metashell.fs.walk import walk
+from metashell.fs.walk import walk_names
 from metashell.render import json_text
 
 
@@ -62,9 +64,10 @@ Errors: 'find: PATH: no such file or directory' (exit status 1)."""
 
         status = OK
         first = True
-        out: list[str] = []   # written a thousand paths at a time
-        if ctx.json:
-            ctx.out.write("[")
+        as_json = ctx.json
+        write = ctx.out.write
+        if as_json:
+            write("[")
         for pattern in args.paths or ["."]:
             matches = expand(ctx, pattern)
             if not matches:
@@ -72,22 +75,22 @@ Errors: 'find: PATH: no such file or directory' (exit status 1)."""
                 status = FAILED
                 continue
             for match in matches:
-                for path_text, node in walk(match.node, shown(pattern, match)):
-                    if want_dir is not None and node.is_dir != want_dir:
-                        continue
-                    if name_ok is not None and not name_ok(path_text):
-                        continue
-                    if ctx.json:
-                        out.append(("" if first else ",") + json_text(path_text))
+                walked = walk_names(match.node, shown(pattern, match))
+                if want_dir is None and name_ok is None:
+                    found = (path_text for path_text, _ in walked)
+                else:
+                    found = (path_text for path_text, is_dir in walked
+                             if (want_dir is None or is_dir == want_dir)
+                             and (name_ok is None or name_ok(path_text)))
+                # written a thousand paths at a time
+                while chunk := list(islice(found, _PATHS_PER_WRITE)):
+                    if as_json:
+                        write(("" if first else ",") + ",".join(map(json_text, chunk)))
                         first = False
                     else:
-                        out.append(path_text + "\n")
-                    if len(out) >= _PATHS_PER_WRITE:
-                        ctx.out.write("".join(out))
-                        out.clear()
-        ctx.out.write("".join(out))
-        if ctx.json:
-            ctx.out.write("]\n")
+                        write("\n".join(chunk) + "\n")
+        if as_json:
+            write("]\n")
         return status
 
 

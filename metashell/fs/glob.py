@@ -197,6 +197,8 @@ def iter_expand(root: Node, cwd: str, pattern: str) -> Iterator[Match]:
         yield Match(paths.to_text([]), [], root)
         return
     last = len(steps) - 1
+    # a literal last name ('/topics/*/*/data') is looked up in place, no iterator per parent
+    final = steps[last][1] if last and steps[last][0] is None else None
     stack = [(0, [], _candidates(root, steps[0]))]
     while stack:
         i, comps, candidates = stack[-1]
@@ -204,6 +206,11 @@ def iter_expand(root: Node, cwd: str, pattern: str) -> Iterator[Match]:
             here = comps + [name]
             if i == last:
                 yield Match(paths.to_text(here), here, child)
+            elif final is not None and i + 1 == last:
+                found = child.child(final)
+                if found is not None:
+                    here.append(final)
+                    yield Match(paths.to_text(here), here, found)
             else:
                 stack.append((i + 1, here, _candidates(child, steps[i + 1])))
                 break

@@ -20,7 +20,7 @@ from ..kraft import enums
 from ..timefmt import iso_time
 from . import kafka_text as kt
 from .node import Node, TextLeaf
-from .tree import (DEFAULT_NAME, View, ViewDir, acl_value, broker_registration, controller_value,
+from .tree import (DEFAULT_NAME, existing_partitions, View, ViewDir, acl_value, broker_registration, controller_value,
                    scram_value, token_value)
 
 METADATA_VERSION_FEATURE = "metadata.version"
@@ -213,6 +213,14 @@ class TopicDir(ViewDir):
             return None
         return TextLeaf(name, compute=state.to_json, text=lambda: kt.partition(state),
                         change=state.change)
+
+    def subtree_names(self, memo):
+        """Its files as a walk reaches them (partitions, ``id`` and ``name``
+        in Java's order; all files), from :func:`existing_partitions`
+        (shared by the walk's views of the topic). Assumes the listing is
+        the topic's existing partitions, as :meth:`children` gives them."""
+        names = [str(p) for p in existing_partitions(self.topic, memo)]
+        return [(name, False) for name in kt.java_sorted([*names, "id", "name"])]
 
     def tree_lines(self, indent):
         """What walking the topic prints, without a node per partition

@@ -55,6 +55,12 @@ class Node:
         a delegation token's times as ISO-8601); ``-o json`` keeps the value."""
         return self.value()
 
+    def shown_text(self) -> "str | None":
+        """``render.value_text(self.shown_value())`` when the node makes it
+        cheaper (a partition's ``data``: one format, no encoding and
+        re-indenting), None otherwise: ``cat`` in text mode asks first."""
+        return None
+
     def entries(self) -> "Iterable[tuple[str, Node]]":
         """``(name, child)`` of every listed child that exists, in listing
         order: what walks read (``find``, ``tree``). A directory of many
@@ -76,6 +82,16 @@ class Node:
         spaces in) when the node can make it at once, cheaper than walking
         it (a topic: its partitions' lines without a node each), as pieces
         of one or more whole lines (no final newline); None to be walked."""
+        return None
+
+    def subtree_names(self, memo: dict) -> "list[tuple[str, bool]] | None":
+        """``(path below this node, is_dir)`` of everything below it, in the
+        order a walk reaches it, when the node can list them at once,
+        cheaper than walking it (a topic: its partitions' names without a
+        node each, no partition folded into a state); None to be walked.
+        ``memo`` is shared by one walk: what one view of a thing found
+        another view of it may reuse (a topic's existing partitions, as
+        ``find /`` lists each topic under four paths)."""
         return None
 
     def last_change(self) -> "tuple[int, int] | None":
@@ -113,7 +129,8 @@ class Leaf(Node):
     def __init__(self, name: str, value: Any = None, *, compute: Callable[[], Any] | None = None,
                  change: "tuple[int, int] | None" = None, note: "Note" = None,
                  fields: "Callable[[], dict | None] | None" = None,
-                 shown: "Callable[[Any], Any] | None" = None):
+                 shown: "Callable[[Any], Any] | None" = None,
+                 shown_text: "Callable[[], str | None] | None" = None):
         super().__init__(name)
         self._value = value
         self._compute = compute
@@ -121,6 +138,7 @@ class Leaf(Node):
         self._note = note
         self._fields = fields
         self._shown = shown     # value -> what text output shows (shown_value)
+        self._shown_text = shown_text   # () -> value_text of shown_value, or None
 
     def value(self) -> Any:
         return self._compute() if self._compute is not None else self._value
@@ -128,6 +146,9 @@ class Leaf(Node):
     def shown_value(self) -> Any:
         value = self.value()
         return value if self._shown is None else self._shown(value)
+
+    def shown_text(self):
+        return self._shown_text() if self._shown_text is not None else None
 
     def last_change(self):
         return self._change

@@ -224,6 +224,21 @@ class TopicDir(ViewDir):
         yield "id", Leaf("id", t.topic_id, change=t.change)
         yield "name", Leaf("name", t.name, change=t.change)
 
+    def subtree_names(self, memo):
+        """Each existing partition and its ``data``, then ``id`` and ``name``
+        (what walking the topic reaches: a listed partition always has
+        ``data``), from :func:`existing_partitions` (shared by the walk's
+        views of the topic). Assumes the listing is the topic's existing
+        partitions in id order, as :meth:`entries` gives them."""
+        out = []
+        for pid in existing_partitions(self.topic, memo):
+            name = str(pid)
+            out.append((name, True))
+            out.append((name + "/data", False))
+        out.append(("id", False))
+        out.append(("name", False))
+        return out
+
     def tree_lines(self, indent):
         """What walking the topic prints (each partition's ``data`` as
         ``cat`` prints it), without three nodes per partition, in pieces of
@@ -234,7 +249,9 @@ class TopicDir(ViewDir):
         states = self._states = t.partitions()
         pad, deeper = " " * indent, "\n" + " " * (indent + 4)
         data = f":\n{pad}  data:{deeper}"
-        out = [f"{pad}{pid}{data}{value_text(partition_model.shown(state.to_json())).replace(chr(10), deeper)}"
+        text, shown = partition_model.data_text, partition_model.shown
+        out = [f"{pad}{pid}{data}"
+               f"{text(state, deeper) or value_text(shown(state.to_json())).replace(chr(10), deeper)}"
                for pid, state in states.items()]
         inner = "\n" + pad + "  "
         out.append(f"{pad}id:{inner}{value_text(t.topic_id).replace(chr(10), inner)}")
@@ -252,6 +269,17 @@ class TopicDir(ViewDir):
 
     def last_change(self):
         return self.topic.change
+
+
+def existing_partitions(topic, memo: dict) -> list:
+    """``topic.partition_ids()``, found once per ``memo`` (one walk): the
+    walk's other views of the topic (``/topicIds``, ``/image/topics``) reuse
+    it. Kept with the topic itself, so that a topic replaced meanwhile (a
+    live image) is looked at anew."""
+    got = memo.get(id(topic))
+    if got is None or got[0] is not topic:
+        got = memo[id(topic)] = (topic, topic.partition_ids())
+    return got[1]
 
 
 class PartitionDir(ViewDir):
@@ -277,7 +305,8 @@ class PartitionDir(ViewDir):
             return None
         # its JSON made when read (a walk that only names it, find, makes none); text
         # output names the codes Kafka prints by name (leaderRecoveryState)
-        return Leaf("data", compute=state.to_json, shown=partition_model.shown, change=state.change)
+        return Leaf("data", compute=state.to_json, shown=partition_model.shown, change=state.change,
+                    shown_text=lambda: partition_model.data_text(state))
 
     def entries(self):
         data = self.child("data")

@@ -29,3 +29,40 @@ def walk(node: Node, path_text: str) -> Iterator[tuple[str, Node]]:
             break
         else:
             stack.pop()
+
+
+def walk_names(node: Node, path_text: str) -> Iterator[tuple[str, bool]]:
+    """``(path_text, is_dir)`` of what :func:`walk` yields, in its order,
+    where a node that lists its whole subtree at once
+    (:meth:`Node.subtree_names`) is not walked node by node: what ``find``
+    needs, paths and kinds only. One memo serves the whole walk (a topic's
+    existing partitions found once for all its views)."""
+    memo: dict = {}
+    yield path_text, node.is_dir
+    if not node.is_dir:
+        return
+    below = node.subtree_names(memo)
+    if below is not None:
+        prefix = child_path(path_text, "")
+        for sub, is_dir in below:
+            yield prefix + sub, is_dir
+        return
+    stack = [(child_path(path_text, ""), iter(node.entries()))]
+    while stack:
+        prefix, entries = stack[-1]
+        for name, child in entries:
+            text = prefix + name
+            if not child.is_dir:
+                yield text, False
+                break
+            yield text, True
+            below = child.subtree_names(memo)
+            if below is None:
+                stack.append((text + "/", iter(child.entries())))
+            else:
+                text += "/"
+                for sub, is_dir in below:
+                    yield text + sub, is_dir
+            break
+        else:
+            stack.pop()

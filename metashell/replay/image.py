@@ -153,8 +153,12 @@ class TopicState:
 
     def partition_ids(self) -> list[int]:
         """Partitions that exist: a partition whose every PartitionRecord is
-        undecodable was never created (Kafka skips such records)."""
-        return list(self.partitions())
+        undecodable was never created (Kafka skips such records), in id
+        order: the keys of :meth:`partitions`, without making their states."""
+        recs = self.partition_records
+        if self.folder is None:
+            return []
+        return self.folder.__self__.existing_partitions(recs, self.filed_runs)
 
     def partitions(self) -> dict:
         """Partition id -> :class:`PartitionState` of each partition that

@@ -44,6 +44,7 @@ that source, to read.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field, make_dataclass
 from operator import itemgetter
@@ -306,6 +307,106 @@ def shown(partition_json: dict) -> dict:
 
 
 _NAMED = tuple((m.json, m.names) for m in FIELDS if m.names)
+
+
+# -- a partition's text ---------------------------------------------------------------------
+
+_INTS = {"int8", "int16", "int32", "int64", "uint16"}
+_encode_str = json.encoder.encode_basestring   # what render.value_text writes for a string
+SHORT_ARRAY = 16   # render.SHORT_ARRAY: arrays of at most this many numbers on one line
+
+
+def _ints(v, nl: str) -> str:
+    if type(v) is not list:
+        raise TypeError
+    if not v:
+        return "[]"
+    if len(v) <= SHORT_ARRAY:
+        return "[" + ", ".join(map(str, v)) + "]"
+    return "[" + nl + "    " + ("," + nl + "    ").join(map(str, v)) + nl + "  ]"
+
+
+def _uuids(v, nl: str) -> str:
+    if type(v) is not list:
+        raise TypeError
+    if not v:
+        return "[]"
+    return "[" + nl + "    " + ("," + nl + "    ").join(map(_encode_str, v)) + nl + "  ]"
+
+
+def _named(v, names) -> str:
+    if type(v) is not int:
+        raise TypeError
+    name = names.get(v)
+    return str(v) if name is None else _encode_str(name)
+
+
+def _text_fields() -> "tuple[str, tuple] | None":
+    """Source of ``_text_args(s, nl)``, each field of a state as
+    :func:`data_text`'s format takes it, and each field's conversion
+    (``d``: an int as is, ``s``: its text); None if a field is of a type it
+    does not write."""
+    args, kinds = [], []
+    for m in FIELDS:
+        f, value = m.field, f"s.{m.attr}"
+        if m.names:
+            args.append(f"_named({value}, _NAMES[{m.json!r}])")
+            kinds.append("s")
+        elif f.is_array and f.element_type in _INTS:
+            args.append(f"_ints({value}, nl)")
+            kinds.append("s")
+        elif f.is_array and f.element_type == "uuid":
+            args.append(f"_uuids({value}, nl)")
+            kinds.append("s")
+        elif not f.is_array and f.type in _INTS:
+            args.append(value)
+            kinds.append("d")
+        elif not f.is_array and f.type == "uuid":
+            args.append(f"_encode_str({value})")
+            kinds.append("s")
+        else:
+            return None
+    return ("def _text_args(s, nl):\n    return (" + ", ".join(args) + ",)\n", tuple(kinds))
+
+
+_TEXT = _text_fields()
+_text_namespace: dict = {"_ints": _ints, "_uuids": _uuids, "_named": _named,
+                         "_encode_str": _encode_str,
+                         "_NAMES": {m.json: m.names for m in FIELDS if m.names}}
+if _TEXT is not None:
+    exec(compile(_TEXT[0], f"<{__name__} generated text>", "exec"), _text_namespace)
+_text_args = _text_namespace.get("_text_args")
+#: "{\n  "partitionId": %d,\n ... }" per line break (``nl``: a newline and the indentation)
+_TEXT_FORMATS: dict = {}
+
+
+def data_text(state, nl: str = "\n") -> "str | None":
+    """``render.value_text(shown(state.to_json()))`` with each newline
+    followed by ``nl``'s indentation (``nl``: a newline then spaces), made
+    in one format per partition (``cat`` of every partition's data, text
+    ``tree /topics``: 40% less time than encoding and re-indenting it);
+    None where the general path must write it (unknown tagged fields, a
+    value of a type not expected).
+
+    Assumes what the decoders and the fold give: an int field holds an
+    int (not a bool), an array of ints holds ints, a uuid is base64 text
+    (no character to escape but as JSON escapes it), and that value_text writes an
+    object of such fields as ``json.dumps(indent=2)`` would, arrays of at
+    most ``SHORT_ARRAY`` numbers on one line (tests/test_partition_model.py
+    and test_fold_topic.py check it against value_text)."""
+    if state.unknown_tags or _text_args is None:
+        return None
+    fmt = _TEXT_FORMATS.get(nl)
+    if fmt is None:
+        if len(_TEXT_FORMATS) >= 64:
+            _TEXT_FORMATS.clear()
+        fmt = _TEXT_FORMATS[nl] = ("{" + nl + ("," + nl).join(
+            "  " + _encode_str(m.json).replace("%", "%%") + ": %" + kind
+            for m, kind in zip(FIELDS, _TEXT[1])) + nl + "}")
+    try:   # %d takes an int, and refuses None or text
+        return fmt % _text_args(state, nl)
+    except (TypeError, AttributeError):
+        return None
 
 PartitionState = make_dataclass(
     "PartitionState",
