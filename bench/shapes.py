@@ -32,6 +32,13 @@ the project's writer (``_util``) and cached under ``bench/out/``:
                    two config overrides per topic a batch each, then 300,000
                    PartitionChangeRecords (1 to 200 per batch) among 50,000 NoOpRecords
                    (one per batch): 1 M records in all
+``ctrl-log``       a segment as a controller writes it, batch by batch: the
+                   registrations, then 100,000 topics created one per batch (a
+                   TopicRecord and its 10 PartitionRecords), then 150,000 partition
+                   changes one per batch, with 100,000 NoOpRecords (one per batch)
+                   among them all: 350,000 batches
+``logdir-ctrl``    the ``ctrl-log`` segment behind a snapshot of the registrations
+                   (a partition dir)
 
 (sizes for the default ``--partitions 1000000``; every count scales with it).
 
@@ -45,7 +52,7 @@ Each row times, in fresh processes (best of ``--rounds``, default 3):
 ``summary``  the same load plus the ``summary`` command, which folds every
              partition (target <= 0.4 x walk);
 ``cat``      ``cat`` of one partition after the load (target <= 10 ms);
-``until``    (logdir) ``--until-offset`` in the middle of the log, until
+``until``    (log dirs, ``ctrl-log``) ``--until-offset`` in the middle of the log, until
              ``ls /topics`` answers (target <= 0.3 x walk);
 ``find``     (``--find`` rows, default ``snap-8mib-v2``) the full walk of the tree
              after the load, reading every value (target <= 15 s at 1 M partitions);
@@ -92,7 +99,8 @@ from _util import (OUT_DIR, Timer, batched, best_of_fresh, cat_one, cluster_reco
 from metashell.kraft.writer import MAX_BATCH_BYTES, LogWriter, record, segment_name, snapshot_name
 
 SHAPES = ("snap-8mib-v2", "snap-small-v2", "snap-8mib-v1", "snap-8mib-v0", "logdir",
-          "create-topics", "snap-mixed", "logdir-mixed", "snap-configs", "snap-acls", "log-mixed")
+          "create-topics", "snap-mixed", "logdir-mixed", "snap-configs", "snap-acls", "log-mixed",
+          "ctrl-log", "logdir-ctrl")
 GENERATOR_VERSION = 1
 PARTITIONS_PER_TOPIC = 10
 CREATE_TOPICS_BATCH = 5_000     # partitions per CreateTopics batch
@@ -257,6 +265,102 @@ def _log_mixed(path: Path, partitions: int) -> dict:
     return {"records": n + changes + noops}
 
 
+def _ctrl_batches(w: LogWriter, partitions: int, seed: int = 11):
+    """The batches of :func:`_ctrl_log` after the registrations, appended to
+    ``w``; yields the bytes written so far every 1024 batches."""
+    rng = random.Random(seed)
+    topics = partitions // PARTITIONS_PER_TOPIC
+    changes, noops = partitions * 3 // 20, partitions // 10
+    created, parts, state = 0, [], {}
+    # a TopicRecord and its partitions, as cluster_records writes them, one topic at a time
+    records = cluster_records(topics, PARTITIONS_PER_TOPIC)
+    chunk = []
+
+    def topic_batch():
+        nonlocal chunk
+        for r in records:
+            name = r.spec.name
+            if name == "TopicRecord" and chunk:
+                out, chunk = chunk, [r]
+                return out
+            if name == "TopicRecord" or name == "PartitionRecord":
+                if name == "PartitionRecord":
+                    parts.append((r.data["topicId"], r.data["partitionId"], r.data["replicas"]))
+                chunk.append(r)
+        out, chunk = chunk, []
+        return out
+
+    data = topics + changes
+    while created < topics or changes or noops:
+        if noops and rng.random() < noops / (noops + data):
+            w.batch([record("NoOpRecord")], timestamp=w.timestamp)
+            noops -= 1
+        elif created < topics:
+            w.batch(topic_batch(), timestamp=w.timestamp)
+            created += 1
+            data -= 1
+        else:
+            i = rng.randrange(len(parts))
+            tid, pid, replicas = parts[i]
+            shrunk, leader = state.get(i, (False, 0))
+            if not shrunk and rng.random() < 0.5:      # a follower falls out of the ISR
+                shrunk = True
+                change = record("PartitionChangeRecord", 0, partitionId=pid, topicId=tid,
+                                isr=[replicas[leader], replicas[1 - leader]])
+            elif shrunk:                               # it catches up
+                shrunk = False
+                change = record("PartitionChangeRecord", 0, partitionId=pid, topicId=tid,
+                                isr=list(replicas))
+            else:                                      # the leader moves between the first two
+                leader = 1 - leader
+                change = record("PartitionChangeRecord", 0, partitionId=pid, topicId=tid,
+                                leader=replicas[leader])
+            state[i] = (shrunk, leader)
+            w.batch([change], timestamp=w.timestamp)
+            changes -= 1
+            data -= 1
+        w.timestamp += 100
+        if len(w.parts) >= 1024:
+            yield b"".join(w.parts)
+            w.parts.clear()
+    yield b"".join(w.parts)
+    w.parts.clear()
+
+
+def _registrations():
+    """The records of a cluster with no topics: features, controllers, brokers."""
+    return list(cluster_records(0, PARTITIONS_PER_TOPIC))
+
+
+def _ctrl_log(path: Path, partitions: int) -> dict:
+    """A controller's log as it is written (``ctrl-log``, ``logdir-ctrl``):
+    the registrations (one batch in the segment, the snapshot of the log
+    dir), then every topic created in a batch of its own, then partition
+    changes one per batch, NoOpRecords one per batch among them all."""
+    regs = _registrations()
+    if path.suffix == ".log":
+        part, w = None, LogWriter(0, EPOCH, TIMESTAMP)
+        w.batch(regs)
+        seg = path.with_name(path.name + ".tmp")
+    else:
+        part = path / "__cluster_metadata-0"
+        part.mkdir(parents=True)
+        tmp = part / "snapshot.tmp"
+        end = write_snapshot(tmp, regs, epoch=EPOCH, timestamp=TIMESTAMP, per_batch=None,
+                             max_bytes=MAX_BATCH_BYTES)
+        tmp.rename(part / snapshot_name(end, EPOCH))
+        w = LogWriter(end, EPOCH, TIMESTAMP)
+        seg = part / segment_name(end)
+    start = w.next_offset
+    with open(seg, "wb") as f:
+        for chunk in _ctrl_batches(w, partitions):
+            f.write(chunk)
+    if part is None:
+        seg.rename(path)
+    # (the snapshot's records and the segment's: as many as the log's offsets)
+    return {"records": w.next_offset, "until": (start + w.next_offset) // 2}
+
+
 def shape_path(shape: str, partitions: int) -> tuple[Path, dict]:
     """The cached file (or directory) of ``shape``, and what the generator
     said about it (``records``, and ``until`` for the log dir)."""
@@ -279,7 +383,8 @@ def shape_path(shape: str, partitions: int) -> tuple[Path, dict]:
 
 def shape_suffix(shape: str) -> str:
     """How the name of a file of ``shape`` ends (a log dir: no suffix)."""
-    return ("" if shape.startswith("logdir") else ".log" if shape in ("create-topics", "log-mixed")
+    return ("" if shape.startswith("logdir") else ".log" if shape in ("create-topics", "log-mixed",
+                                                                      "ctrl-log")
             else ".checkpoint")
 
 
@@ -287,6 +392,8 @@ def generate(shape: str, path: Path, partitions: int) -> dict:
     """Write ``shape`` at ``path`` (ending as :func:`shape_suffix` says);
     what the generator says about it (``records``, ``until`` for a log dir).
     The tests generate small ones too."""
+    if shape in ("ctrl-log", "logdir-ctrl"):
+        return _ctrl_log(path, partitions)
     if shape.startswith("logdir"):
         return _logdir(path, partitions, mixed=shape == "logdir-mixed")
     if shape == "create-topics":
