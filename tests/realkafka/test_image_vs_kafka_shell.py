@@ -203,15 +203,17 @@ def without_trailing_control_batches(path: Path) -> None:
     path.write_bytes(data[:end])
 
 
-def metadata_level(path: Path) -> "int | None":
-    """The metadata.version feature level ``path`` ends with (None: unset)."""
+def what_loads(path: Path) -> "tuple[int | None, list[str]]":
+    """The metadata.version feature level ``path`` ends with (None: unset),
+    and the records metashell could not apply (every partition folded)."""
     from metashell.fs.node import lookup
     from metashell.session import open_session
 
     session = open_session(path)
     try:
         level = lookup(session.root, ["features", "metadata.version"])
-        return None if level is None else level.value()
+        session.summary()   # folds every partition: a change that cannot apply is found
+        return (None if level is None else level.value()), [str(p) for p in session.engine.problems]
     finally:
         session.close()
 
@@ -232,7 +234,15 @@ def run_inputs(kafka_run, into: Path) -> "tuple[list[Input], list[str]]":
         without_trailing_control_batches(joined)
         given.append((f"node {node_id} metadata dir", joined, Path(metadata_dir)))
         for name, source, ours in given:
-            level = metadata_level(ours)
+            level, unapplied = what_loads(ours)
+            if unapplied:
+                # a later segment alone: changes to what the log before it made.
+                # Kafka's shell drops a batch whole when one of its records fails
+                # (the records before it too); metashell applies the others and
+                # warns (README, "How it differs from Kafka's shell")
+                left_out.append(f"{name}: {len(unapplied)} records cannot be applied without "
+                                f"the log before it (first: {unapplied[0]})")
+                continue
             if level is None:
                 # a later segment alone, or the formatter's snapshot of a dynamic quorum
                 left_out.append(f"{name}: no metadata.version (Kafka 4.x shows no image)")
