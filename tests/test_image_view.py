@@ -175,3 +175,22 @@ def test_provenance_is_the_last_batch_of_metadata_records_after_leader_changes(t
     assert prov.text() == f"offset 1, epoch 4, time {kt.zoned_time(TS0 + 1000)}"
     assert prov.value()["offset"] == 1
     assert node(s.root, "/metadataQuorum/offset").value() == 3
+
+
+def test_provenance_time_is_the_last_data_batchs_own(tmp_path):
+    """A new leader's first data batch may carry an earlier time than the
+    LeaderChange before it (its records were stamped when made): Kafka's
+    provenance is that batch's own time, not the latest time seen."""
+    from metashell.kraft.writer import LogWriter, segment_name
+    from metashell.session import open_session
+    w = LogWriter(0, epoch=1, timestamp=1_700_000_000_000)
+    w.batch([record("FeatureLevelRecord", name="metadata.version", featureLevel=7)])
+    w.leader_change(2, [1, 2, 3], epoch=2, timestamp=1_700_000_000_575)
+    w.batch([broker(1)], timestamp=1_700_000_000_531)
+    path = tmp_path / segment_name(0)
+    w.write(path)
+    session = open_session(path)
+    _, out, _ = run(session, "cat", "/image/provenance")
+    assert out == "offset 2, epoch 2, time 2023-11-14T22:13:20.531Z[UTC]\n"
+    _, out, _ = run(session, "cat", "/image/provenance", output="json")
+    assert json.loads(out)["time"] == "2023-11-14T22:13:20.531Z"

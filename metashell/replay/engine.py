@@ -247,7 +247,7 @@ class ReplayEngine:
             if not h.is_control:
                 self.image.last_epoch = h.epoch
                 self.image.data_offset = self.image.last_offset
-                self.image.data_time = self.image.last_time
+                self.image.data_time = h.max_timestamp   # its own: Kafka's, not a running max
         return True
 
     def _kept_run(self, rec: deferred.KeptRun, in_snapshot: bool) -> "list | None":
@@ -299,7 +299,7 @@ class ReplayEngine:
                         self.image.last_time = max(self.image.last_time, last.timestamp)
                         self.image.last_epoch = h.epoch
                         self.image.data_offset = self.image.last_offset
-                        self.image.data_time = self.image.last_time
+                        self.image.data_time = last.timestamp
                     return False
             self._batch_last = rec
             self.apply(rec, h)
@@ -317,7 +317,8 @@ class ReplayEngine:
                     and (self.until_time is None or h.max_timestamp <= self.until_time)):
                 self._count("NoOpRecord", run.count)
                 image = self.image
-                image.last_time = image.data_time = max(image.last_time, h.max_timestamp)
+                image.last_time = max(image.last_time, h.max_timestamp)
+                image.data_time = h.max_timestamp
                 image.last_offset = image.data_offset = max(image.last_offset, h.last_offset)
                 image.last_epoch = h.epoch
                 return True
@@ -333,7 +334,8 @@ class ReplayEngine:
         image = self.image
         if self.until_offset is None or h.last_offset <= self.until_offset:
             self._changes.add(file_no, h.position, h.end, entries)
-            image.last_time = image.data_time = max(image.last_time, h.max_timestamp)
+            image.last_time = max(image.last_time, h.max_timestamp)
+            image.data_time = h.max_timestamp
             image.last_offset = image.data_offset = max(image.last_offset, h.last_offset)
             image.last_epoch = h.epoch
             return True
@@ -350,7 +352,8 @@ class ReplayEngine:
         self.reached_limit = True
         if last is not None:
             self._changes.add(file_no, h.position, h.end, kept)
-            image.last_time = image.data_time = max(image.last_time, last.timestamp)
+            image.last_time = max(image.last_time, last.timestamp)
+            image.data_time = last.timestamp
             image.last_offset = image.data_offset = max(image.last_offset, last.offset)
             image.last_epoch = h.epoch
         return False

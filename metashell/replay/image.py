@@ -253,8 +253,9 @@ class Image:
     last_offset: int = -1                                   # last applied record offset (log offsets)
     last_time: int = -1                                     # append time of the last applied batch
     last_epoch: int = -1                                    # leader epoch of the last applied data batch
-    # the last applied data batch's last offset and time: Kafka's image provenance,
-    # which control batches (LeaderChange, KRaftVersion, Voters) do not advance
+    # the last applied data batch's last offset and its own append time: Kafka's image
+    # provenance, which control batches (LeaderChange, KRaftVersion, Voters) do not
+    # advance (a new leader's batches may carry an earlier time than the last ones)
     data_offset: int = -1
     data_time: int = -1
     # the snapshot loaded: its last offset, and when its batches were appended (Kafka's
