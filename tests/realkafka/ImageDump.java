@@ -13,7 +13,8 @@
  * has applied a batch but not yet published the image (most files of a few
  * batches or more), so the driver does what its interactive mode lets a user
  * do: it loads the file with a one-shot `pwd`, asks the same shell state for
- * `cat /image/provenance` until the image is published (offset not -1),
+ * `cat /image/provenance` until the image is published (offset not -1) and
+ * then until it holds still for 0.3 s (the loader publishes as it goes),
  * then runs `tree /image` with Kafka's own Commands. A run that hangs (the
  * image never published: a file without metadata records, a log Kafka's
  * image refuses) is tried again with a new shell, up to TRIES times. Files
@@ -49,6 +50,7 @@ import org.apache.kafka.shell.state.MetadataShellState;
 
 public final class ImageDump {
     private static final int TRIES = 10;
+    private static final long STILL_NS = 300_000_000L;   // 0.3 s without a newer image
     private static final int WORKERS = 8;
     private static final ThreadLocal<OutputStream> SINK = new ThreadLocal<>();
 
@@ -113,8 +115,21 @@ public final class ImageDump {
                     SINK.remove();
                 }
                 MetadataShellState state = shellState(shell);
-                while (command(state, "cat", "/image/provenance").startsWith("offset -1,")) {
+                String seen = command(state, "cat", "/image/provenance");
+                while (seen.startsWith("offset -1,")) {
                     Thread.sleep(20);
+                    seen = command(state, "cat", "/image/provenance");
+                }
+                // the loader publishes images as it goes through a log: wait until its
+                // provenance has held still for STILL_NS (the whole file applied)
+                long still = System.nanoTime();
+                while (System.nanoTime() - still < STILL_NS) {
+                    Thread.sleep(20);
+                    String now = command(state, "cat", "/image/provenance");
+                    if (!now.equals(seen)) {
+                        seen = now;
+                        still = System.nanoTime();
+                    }
                 }
                 PrintWriter writer = new PrintWriter(new OutputStreamWriter(stream, StandardCharsets.UTF_8));
                 new Commands(false).parseCommand(List.of("tree", "/image")).run(Optional.empty(), writer, state);
