@@ -1,11 +1,14 @@
-"""Depth-first walks of the virtual tree, for ``find`` and ``tree``."""
+"""Depth-first walks of the virtual tree, for ``find`` (and the tests' and
+bench's reading of every node)."""
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Callable, Iterable, Iterator, TypeVar
 
 from metashell.fs.node import Node
 from metashell.fs.paths import child_path
+
+Item = TypeVar("Item")
 
 
 def walk(node: Node, path_text: str) -> Iterator[tuple[str, Node]]:
@@ -14,21 +17,7 @@ def walk(node: Node, path_text: str) -> Iterator[tuple[str, Node]]:
     with :func:`child_path` from *path_text* as given (which may be a glob
     as typed). A child that is listed but whose ``child()`` is None is
     skipped. Lazy: nodes are made only as the walk reaches them."""
-    yield path_text, node
-    if not node.is_dir:
-        return
-    # per directory the prefix of its children's paths (child_path's, made once)
-    stack = [(child_path(path_text, ""), iter(node.entries()))]
-    while stack:
-        prefix, entries = stack[-1]
-        for name, child in entries:
-            text = prefix + name
-            yield text, child
-            if child.is_dir:
-                stack.append((text + "/", iter(child.entries())))
-            break
-        else:
-            stack.pop()
+    return _depth_first(node, path_text, _itself, _never_whole)
 
 
 def walk_names(node: Node, path_text: str) -> Iterator[tuple[str, bool]]:
@@ -38,31 +27,51 @@ def walk_names(node: Node, path_text: str) -> Iterator[tuple[str, bool]]:
     needs, paths and kinds only. One memo serves the whole walk (a topic's
     existing partitions found once for all its views)."""
     memo: dict = {}
-    yield path_text, node.is_dir
+    return _depth_first(node, path_text, _is_dir, lambda directory: directory.subtree_names(memo))
+
+
+def _itself(node: Node) -> Node:
+    return node
+
+
+def _is_dir(node: Node) -> bool:
+    return node.is_dir
+
+
+def _never_whole(directory: Node) -> None:
+    return None
+
+
+def _depth_first(node: Node, path_text: str, item: Callable[[Node], Item],
+                 whole: Callable[[Node], "Iterable[tuple[str, Item]] | None"]
+                 ) -> Iterator[tuple[str, Item]]:
+    """The one walk loop: ``(path, item(n))`` for *node* and every node below
+    it, pre-order; a directory for which ``whole(directory)`` is not None
+    is not walked: those ``(path below it, item)`` pairs are yielded instead."""
+    yield path_text, item(node)
     if not node.is_dir:
         return
-    below = node.subtree_names(memo)
-    if below is not None:
-        prefix = child_path(path_text, "")
-        for sub, is_dir in below:
-            yield prefix + sub, is_dir
+    prefix = child_path(path_text, "")
+    listed = whole(node)
+    if listed is not None:
+        for sub, it in listed:
+            yield prefix + sub, it
         return
-    stack = [(child_path(path_text, ""), iter(node.entries()))]
+    # per directory the prefix of its children's paths (child_path's, made once)
+    stack = [(prefix, iter(node.entries()))]
     while stack:
         prefix, entries = stack[-1]
         for name, child in entries:
             text = prefix + name
-            if not child.is_dir:
-                yield text, False
-                break
-            yield text, True
-            below = child.subtree_names(memo)
-            if below is None:
-                stack.append((text + "/", iter(child.entries())))
-            else:
-                text += "/"
-                for sub, is_dir in below:
-                    yield text + sub, is_dir
+            yield text, item(child)
+            if child.is_dir:
+                listed = whole(child)
+                if listed is None:
+                    stack.append((text + "/", iter(child.entries())))
+                else:
+                    text += "/"
+                    for sub, it in listed:
+                        yield text + sub, it
             break
         else:
             stack.pop()
