@@ -17,7 +17,7 @@ import time
 import pytest
 from fake_kraft import FakeQuorum
 from test_cli_e2e import BIN, CORPORA, env
-from test_replay_support import topic, uid
+from test_replay_support import flat, topic, uid
 
 from metashell import cli
 from metashell.kraft.writer import record
@@ -33,15 +33,6 @@ def run_cli(args) -> tuple[int, str, str]:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         status = cli.main(args, standalone_mode=False)
     return status, out.getvalue(), err.getvalue()
-
-
-def flat(value, path="") -> dict:
-    if isinstance(value, dict):
-        out = {}
-        for k, v in value.items():
-            out.update(flat(v, f"{path}/{k}"))
-        return out
-    return {path: value}
 
 
 @pytest.fixture

@@ -170,3 +170,14 @@ def leaves(root, tops=None, exclude=("registeredAt",)) -> dict:
 
 def problems(session) -> list[str]:
     return [str(p) for p in session.engine.problems]
+
+
+def flat(value, path="") -> dict:
+    """``-o json tree`` output as ``{path: leaf value}``: two trees compared
+    path by path name the path that differs."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            out.update(flat(v, f"{path}/{k}"))
+        return out
+    return {path: value}

@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from fake_kraft_follow import Follow, rebuild
+from test_replay_support import flat
 from metashell.fs.node import lookup
 from metashell.fs.root import build_root
 from metashell.kraft.batch import BatchScanner
@@ -91,15 +92,6 @@ def files(path: Path, *words, until_offset: int) -> dict:
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout)
-
-
-def flat(value, path="") -> dict:
-    if isinstance(value, dict):
-        out = {}
-        for k, v in value.items():
-            out.update(flat(v, f"{path}/{k}"))
-        return out
-    return {path: value}
 
 
 def leader_of(cluster) -> int:
