@@ -75,7 +75,14 @@ _EVERYTHING = LogWindow()
 
 class LogRecord:
     """A data record as ``log`` reads it (:func:`quick_records`): what
-    ``log`` shows of a :class:`~metashell.kraft.records.Record`, decoded."""
+    ``log`` shows of a :class:`~metashell.kraft.records.Record`, decoded.
+
+    Why a second shape: ``log`` formats both (``commands/log_format``) by
+    the attributes they share, ``offset``, ``timestamp``, ``epoch``,
+    ``kind``, ``name``, ``api_key``, ``version``, ``data`` and ``error``,
+    and this one holds nothing else: no buffer, position or lazy decoding,
+    as a record read, shown and dropped needs none. Records the quick
+    reader does not take come from the reader as ``Record``s."""
 
     __slots__ = ("offset", "timestamp", "epoch", "name", "api_key", "version", "data")
     kind = METADATA
