@@ -84,6 +84,15 @@ class Node:
         of one or more whole lines (no final newline); None to be walked."""
         return None
 
+    def file_texts(self, name: str) -> "Iterable[tuple[str, str]] | None":
+        """``(child, text)`` for each listed child that has a file ``name``
+        (what ``*/name`` matches here), in listing order, its text as
+        ``cat`` shows it before any colour (``shown_text``, else the value
+        text of its shown value), when the node can make them at once,
+        cheaper than a lookup each (a topic: its partitions' ``data``, read
+        from their bytes); None to be walked."""
+        return None
+
     def subtree_names(self, memo: dict) -> "list[tuple[str, bool]] | None":
         """``(path below this node, is_dir)`` of everything below it, in the
         order a walk reaches it, when the node can list them at once,
