@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from metashell.fs.walk import walk, walk_names
 from metashell.kraft.writer import Out
-from metashell.render import value_text
+from metashell.render import json_text, value_text
 from metashell.replay.partition_model import data_text, shown
 from metashell.session import open_session
 from test_summary_counts import (CASES, CORPORA, DIRS, TS, _corpus_inputs, changed, changes,
@@ -56,16 +56,20 @@ def check(path: Path) -> list:
 def check_texts(topic, states: dict) -> int:
     """A topic's texts (``partition_texts``: read from its runs' bytes where
     it can) against its states rendered by the general path, at two
-    indentations; how many were read from bytes."""
+    indentations and as compact JSON; how many were read from bytes."""
     from metashell.fs.tree import _data_text
 
     read = 0
-    for nl in ("\n", "\n      "):
+    for nl in ("\n", "\n      ", None):
         texts = topic.partition_texts(nl)
         assert list(texts) == list(states)
         for pid, got in texts.items():
             read += type(got) is str
-            assert _data_text(got, nl) == value_text(shown(states[pid].to_json())).replace("\n", nl)
+            if nl is None:
+                assert type(got) is not str or got == json_text(states[pid].to_json())
+            else:
+                assert _data_text(got, nl) == \
+                    value_text(shown(states[pid].to_json())).replace("\n", nl)
     return read
 
 
@@ -142,5 +146,5 @@ def test_a_runs_texts_are_read_from_its_bytes(tmp_path, version):
                            s.image.topic_by_name(f"topic-{t}").partitions())
             for t, c in enumerate(cases)}
     s.close()
-    assert read == {c: 0 if c in ("recovering", "mixed layouts") else 2 * len(CASES[c])
+    assert read == {c: 0 if c in ("recovering", "mixed layouts") else 3 * len(CASES[c])
                     for c in cases}

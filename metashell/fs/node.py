@@ -70,11 +70,11 @@ class Node:
             if child is not None:
                 yield name, child
 
-    def tree_value(self) -> Any:
-        """The JSON value of the whole subtree (a directory: an object of
-        its children; a file: its value) when the node can make it at once,
-        cheaper than walking it (a topic: one document of its partitions);
-        None to be walked."""
+    def tree_json(self) -> "str | None":
+        """The JSON text (compact, as ``render.json_text`` writes it) of the
+        whole subtree (a directory: an object of its children; a file: its
+        value) when the node can make it at once, cheaper than walking it
+        (a topic: one document of its partitions); None to be walked."""
         return None
 
     def tree_lines(self, indent: int) -> "Iterable[str] | None":

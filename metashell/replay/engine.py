@@ -1023,11 +1023,11 @@ class ReplayEngine:
             states[pid] = state
         return states
 
-    def topic_texts(self, partitions: dict, runs: "list | None", nl: str = "\n") -> dict:
+    def topic_texts(self, partitions: dict, runs: "list | None", nl: "str | None" = "\n") -> dict:
         """Partition id -> what shows each of a topic's partitions that
         exists, in id order (the keys :meth:`fold_topic` gives): its text
         (:func:`~.partition_model.run_texts`, each newline followed by
-        ``nl``'s indentation) when its only record is still the
+        ``nl``'s indentation; ``nl`` None: its JSON, compact) when its only record is still the
         PartitionRecord of a run whose values are read from its bytes
         (``store.run_values``), its state (:meth:`fold_topic`) otherwise."""
         texts, others = {}, []

@@ -412,9 +412,12 @@ def data_text(state, nl: str = "\n") -> "str | None":
 # -- a run's texts, from the values read from its bytes --------------------------------------
 
 
-def _value_text(m: ModelField, value, nl: str) -> str:
+def _value_text(m: ModelField, value, nl: "str | None") -> str:
     """One field's value as :func:`data_text` writes it (``m``'s kind as
-    ``_text_fields`` gives it)."""
+    ``_text_fields`` gives it), or, ``nl`` None, as compact JSON writes it
+    (:meth:`PartitionState.to_json`: codes as numbers)."""
+    if nl is None:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
     f = m.field
     if m.names:
         return _named(value, m.names)
@@ -423,21 +426,34 @@ def _value_text(m: ModelField, value, nl: str) -> str:
     return _encode_str(value) if f.type == "uuid" else str(value)
 
 
-def _placeholders(m: ModelField, count: int, nl: str) -> str:
-    """The format of a field of ``count`` values read from the bytes."""
+def _placeholders(m: ModelField, count: int, nl: "str | None") -> str:
+    """The format of a field of ``count`` values read from the bytes (in
+    text, or ``nl`` None compact JSON)."""
     f = m.field
     if not f.is_array:
         return "%d" if f.type in _INTS else "%s"
     one = '"%s"' if f.element_type == "uuid" else "%d"
+    if nl is None:
+        return "[" + ",".join([one] * count) + "]"
     if f.element_type != "uuid" and count <= SHORT_ARRAY:
         return "[" + ", ".join([one] * count) + "]"
     return "[" + nl + "    " + ("," + nl + "    ").join([one] * count) + nl + "  ]"
 
 
+def _object_format(keys, parts: list, nl: "str | None") -> str:
+    """An object of ``parts`` (formats) under ``keys``, in text (each newline
+    followed by ``nl``'s indentation) or, ``nl`` None, compact JSON."""
+    keys = [_encode_str(k).replace("%", "%%") for k in keys]
+    if nl is None:
+        return "{" + ",".join(k + ":" + part for k, part in zip(keys, parts)) + "}"
+    return "{" + nl + ("," + nl).join("  " + k + ": " + part for k, part in zip(keys, parts)) \
+        + nl + "}"
+
+
 _TOPIC = "\x00topic\x00"   # the topic id's place in a run's format (a run's topic is its own)
 
 
-def _run_format(layout: tuple, nl: str) -> "tuple[str, int] | None":
+def _run_format(layout: tuple, nl: "str | None") -> "tuple[str, int] | None":
     """The format of the text of each partition of a run whose values
     :func:`~metashell.loader.fast.run_values.run_values` read as ``layout``
     (the topic id at :data:`_TOPIC`), and how many integers a partition
@@ -468,8 +484,7 @@ def _run_format(layout: tuple, nl: str) -> "tuple[str, int] | None":
     kinds = [_element(_BY_JSON[name]) == "uuid" for name in order]
     if order != [name for name, _, count in layout if count] or kinds != sorted(kinds):
         return None
-    fmt = "{" + nl + ("," + nl).join("  " + _encode_str(m.json).replace("%", "%%") + ": " + part
-                                     for m, part in zip(FIELDS, parts)) + nl + "}"
+    fmt = _object_format([m.json for m in FIELDS], parts, nl)
     return fmt, sum(count for _, kind, count in layout if kind == "int")
 
 
@@ -482,8 +497,9 @@ _RUN_FORMATS: dict = {}
 
 
 def run_texts(topic_id: str, layout: tuple, ints: tuple, uuids: tuple,
-              nl: str = "\n") -> "list[str] | None":
-    """:func:`data_text` of each partition of a run, from the values
+              nl: "str | None" = "\n") -> "list[str] | None":
+    """:func:`data_text` of each partition of a run (``nl`` None: its
+    :meth:`~PartitionState.to_json` as compact JSON), from the values
     :func:`~metashell.loader.fast.run_values.run_values` read of its
     records (``topic_id``: their topic's, as text), for partitions whose
     only record is the run's: one format per partition, no dict decoded,
