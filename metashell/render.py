@@ -390,9 +390,9 @@ def write_tree_json(node, write: Callable[[str], Any]) -> None:
         if not n.is_dir:
             emit(json_text(n.value()))
             return
-        whole = n.tree_value()
+        whole = n.tree_json()
         if whole is not None:
-            emit(json_text(whole))
+            emit(whole)
             return
         emit("{")
         first = True

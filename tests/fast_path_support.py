@@ -46,10 +46,15 @@ def fast_path(on: bool):
             os.environ["METASHELL_FAST_PATH"] = before
 
 
-def _run(session, words: list[str]) -> tuple[int, str, str]:
+def _run(session, words: list[str], output: str = "json") -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    status = run_words(Context.for_session(session, out=out, err=err, output="json"), words)
+    status = run_words(Context.for_session(session, out=out, err=err, output=output), words)
     return status, out.getvalue(), err.getvalue()
+
+
+#: compared in text output too: every partition's text, made a topic at once
+#: (read from the run's bytes on the fast path)
+TEXT_COMMANDS = (["cat", "/topics/*/*/data"], ["tree", "/topics"])
 
 
 def command_lines(session) -> list[list[str]]:
@@ -72,6 +77,7 @@ def outputs(path, *, fast: bool, **open_kw) -> dict:
     with fast_path(fast):
         session = open_session(path, **open_kw)
         got = {" ".join(w): _run(session, w) for w in command_lines(session)}
+        got.update({"text " + " ".join(w): _run(session, w, "text") for w in TEXT_COMMANDS})
         got["problems"] = [str(p) for p in session.new_problems(0)]
         got["warnings"] = list(getattr(session, "warnings", ()))
         session.close()

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from metashell.fs.walk import walk, walk_names
 from metashell.kraft.writer import Out
-from metashell.render import value_text
+from metashell.render import json_text, value_text
 from metashell.replay.partition_model import data_text, shown
 from metashell.session import open_session
 from test_summary_counts import (CASES, CORPORA, DIRS, TS, _corpus_inputs, changed, changes,
@@ -43,6 +43,7 @@ def check(path: Path) -> list:
         for state in states.values():   # cat's and tree's text of each, where it makes it
             text = data_text(state)
             assert text is None or text == value_text(shown(state.to_json()))
+        check_texts(together.image.topics[tid_], states)
         listed.append(states)
     assert together.engine.skipped == alone.engine.skipped
     # find's walk of names (topics listed at once) reaches what the node walk does
@@ -50,6 +51,26 @@ def check(path: Path) -> list:
     together.close()   # their files unmapped now, not when a collection finds them
     alone.close()
     return listed
+
+
+def check_texts(topic, states: dict) -> int:
+    """A topic's texts (``partition_texts``: read from its runs' bytes where
+    it can) against its states rendered by the general path, at two
+    indentations and as compact JSON; how many were read from bytes."""
+    from metashell.fs.tree import _data_text
+
+    read = 0
+    for nl in ("\n", "\n      ", None):
+        texts = topic.partition_texts(nl)
+        assert list(texts) == list(states)
+        for pid, got in texts.items():
+            read += type(got) is str
+            if nl is None:
+                assert type(got) is not str or got == json_text(states[pid].to_json())
+            else:
+                assert _data_text(got, nl) == \
+                    value_text(shown(states[pid].to_json())).replace("\n", nl)
+    return read
 
 
 @pytest.mark.parametrize("version", [0, 1, 2])
@@ -111,3 +132,19 @@ def test_every_corpus_input(path):
     if "shared" in path.parts and not CORPORA.is_dir():
         pytest.skip(f"shared corpus not found at {CORPORA}")
     check(path)
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_a_runs_texts_are_read_from_its_bytes(tmp_path, version):
+    """Runs of the simple layouts are shown from their bytes (and agree with
+    the general path); a tagged field (a recovery state) sends a run to it,
+    and records of alternating layouts are no run."""
+    cases = ("uniform", "removing", "no replicas", "mixed layouts", "recovering")
+    path = snapshot(tmp_path / SNAPSHOT, [topic_of(t, version, CASES[c]) for t, c in enumerate(cases)])
+    s = open_session(path)
+    read = {c: check_texts(s.image.topic_by_name(f"topic-{t}"),
+                           s.image.topic_by_name(f"topic-{t}").partitions())
+            for t, c in enumerate(cases)}
+    s.close()
+    assert read == {c: 0 if c in ("recovering", "mixed layouts") else 3 * len(CASES[c])
+                    for c in cases}

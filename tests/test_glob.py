@@ -376,3 +376,22 @@ def test_a_literal_last_name_is_looked_up_under_each_match():
     assert [m.node.value() for m in expand(root, "/", "t/*/0/data")] == [1, 5]
     assert paths_of(expand(root, "/", "/t/*/nope")) == []
     assert paths_of(expand(root, "/t", "*/2")) == ["/t/a/2"]
+
+
+@pytest.mark.parametrize("cwd,pattern", [
+    ("/", "/*/beta"), ("/", "*/beta"), ("/alpha", "../*/beta"), ("/", "/*/*"), ("/", "/{alpha,foo}/*/x"),
+    ("/", "/zeta/*/beta"), ("/", "/alpha/beta/*/a"), ("/foo", "*/a"), ("/", "/*/\\*"),
+])
+def test_file_groups_find_what_expand_finds(tree, cwd, pattern):
+    """``*/NAME`` patterns, parent by parent (what cat asks a topic for at
+    once), give the matches of :func:`expand`, in its order; any other is None."""
+    from metashell.fs.glob import iter_file_groups, matches_below
+
+    tree.child("alpha").child("beta")._entries["x"] = Leaf("x", 1)
+    groups = iter_file_groups(tree, cwd, pattern)
+    if pattern.endswith("/*"):   # '\*' is a literal name
+        assert groups is None
+        return
+    got = [m for parent, name in groups for m in matches_below(parent, name)]
+    want = expand(tree, cwd, pattern)
+    assert [(m.path, m.components, m.node) for m in got] == [(m.path, m.components, m.node) for m in want]

@@ -1,6 +1,6 @@
 """The fast ways of printing values and walking the tree give exactly what
 the plain ways give: ``value_text`` against ``json.dumps(indent=2)``,
-``json_text`` against the compact ``json.dumps``, a topic's ``tree_value``
+``json_text`` against the compact ``json.dumps``, a topic's ``tree_json``
 and ``entries`` against walking it node by node."""
 
 from __future__ import annotations
@@ -85,12 +85,12 @@ def test_json_text_is_compact_json_dumps(value):
         assert text == json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def test_topic_tree_value_and_entries_are_the_walk():
+def test_topic_tree_json_and_entries_are_the_walk():
     root = open_session(EXAMPLE).root
     topics = root.child("topics")
     for name in topics.children():
         topic = topics.child(name)
-        assert topic.tree_value() == walked(topic)
+        assert topic.tree_json() == json_text(walked(topic))
         assert [n for n, _ in topic.entries()] == topic.children()
     out = io.StringIO()
     write_tree_json(topics, out.write)

@@ -6,7 +6,7 @@ from metashell.commands.base import (FAILED, IS_A_DIRECTORY, NOT_FOUND, OK, Comm
                                      shown)
 from metashell.commands.registry import register
 from metashell.errors import MetashellError
-from metashell.fs.glob import iter_expand
+from metashell.fs.glob import iter_expand, iter_file_groups, matches_below
 from metashell.render import highlight_json, json_text, value_text
 
 
@@ -40,9 +40,13 @@ Errors: 'cat: PATH: no such file or directory' when nothing matches,
             found = 0
             lines = []
             # matches streamed, not listed: '/topics/*/*/data' may match a million
-            for match in iter_expand(ctx.root, ctx.cwd, target):
+            for match, made in self._matches(ctx, target):
                 found += 1
-                text = self._text(ctx, target, match, args.with_path, several, printed)
+                if match is None:   # a file's path and text, made with its siblings'
+                    text = f"{chr(10) if printed else ''}{made[0]}:\n" \
+                           f"{highlight_json(made[1], ctx.color)}"
+                else:
+                    text = self._text(ctx, target, match, args.with_path, several, printed)
                 if text is None:
                     status = FAILED
                     continue
@@ -57,6 +61,27 @@ Errors: 'cat: PATH: no such file or directory' when nothing matches,
                 ctx.error(f"cat: {target}: {NOT_FOUND}")
                 status = FAILED
         return status
+
+    @staticmethod
+    def _matches(ctx, target: str):
+        """``(match, None)`` for each match of ``target``, or ``(None, (path,
+        text))`` for a file whose text its parent made with its siblings'
+        (text output of ``.../*/NAME``: a topic's partitions' data, see
+        ``Node.file_texts``), in the order of the matches."""
+        groups = None if ctx.json else iter_file_groups(ctx.root, ctx.cwd, target)
+        if groups is None:
+            for match in iter_expand(ctx.root, ctx.cwd, target):
+                yield match, None
+            return
+        for parent, name in groups:
+            texts = parent.node.file_texts(name)
+            if texts is None:
+                for match in matches_below(parent, name):
+                    yield match, None
+                continue
+            here = parent.path if parent.components else ""
+            for child, text in texts:
+                yield None, (f"{here}/{child}/{name}", text)
 
     @staticmethod
     def _text(ctx, target: str, match, with_path: bool, several: bool,

@@ -192,7 +192,10 @@ def iter_expand(root: Node, cwd: str, pattern: str) -> Iterator[Match]:
     """Lazily yield the matches of *pattern* (see :func:`expand`), depth
     first, one iterator per level on a stack (no generator per node: cat
     of every partition's data passes a million matches through it)."""
-    steps = _steps(cwd, pattern)
+    return _iter_steps(root, _steps(cwd, pattern))
+
+
+def _iter_steps(root: Node, steps: list) -> Iterator[Match]:
     if not steps:
         yield Match(paths.to_text([]), [], root)
         return
@@ -216,6 +219,32 @@ def iter_expand(root: Node, cwd: str, pattern: str) -> Iterator[Match]:
                 break
         else:
             stack.pop()
+
+
+def iter_file_groups(root: Node, cwd: str, pattern: str) -> "Iterator[tuple[Match, str]] | None":
+    """When *pattern* ends in ``*/NAME`` (a literal name: ``/topics/*/*/data``),
+    ``(parent, NAME)`` for each match of the pattern without these two
+    components: the pattern's matches are then, parent after parent, each
+    listed child's ``NAME`` (:meth:`Node.file_texts` may make them all at
+    once; :func:`matches_below` finds them as :func:`iter_expand` does).
+    None for any other pattern."""
+    steps = _steps(cwd, pattern)
+    if len(steps) < 2 or steps[-1][0] is not None or steps[-2][0] is None \
+            or steps[-2][0].pattern != _ANY:
+        return None
+    return ((parent, steps[-1][1]) for parent in _iter_steps(root, steps[:-2]))
+
+
+def matches_below(parent: Match, name: str) -> Iterator[Match]:
+    """The matches of ``*/name`` under ``parent`` (see :func:`iter_file_groups`)."""
+    node = parent.node
+    if not node.is_dir:
+        return
+    for child_name, child in node.entries():
+        found = child.child(name)
+        if found is not None:
+            here = parent.components + [child_name, name]
+            yield Match(paths.to_text(here), here, found)
 
 
 def _candidates(node: Node, step: "tuple[Pattern | None, str]") -> Iterator[tuple[str, Node]]:

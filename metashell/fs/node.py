@@ -70,11 +70,11 @@ class Node:
             if child is not None:
                 yield name, child
 
-    def tree_value(self) -> Any:
-        """The JSON value of the whole subtree (a directory: an object of
-        its children; a file: its value) when the node can make it at once,
-        cheaper than walking it (a topic: one document of its partitions);
-        None to be walked."""
+    def tree_json(self) -> "str | None":
+        """The JSON text (compact, as ``render.json_text`` writes it) of the
+        whole subtree (a directory: an object of its children; a file: its
+        value) when the node can make it at once, cheaper than walking it
+        (a topic: one document of its partitions); None to be walked."""
         return None
 
     def tree_lines(self, indent: int) -> "Iterable[str] | None":
@@ -82,6 +82,15 @@ class Node:
         spaces in) when the node can make it at once, cheaper than walking
         it (a topic: its partitions' lines without a node each), as pieces
         of one or more whole lines (no final newline); None to be walked."""
+        return None
+
+    def file_texts(self, name: str) -> "Iterable[tuple[str, str]] | None":
+        """``(child, text)`` for each listed child that has a file ``name``
+        (what ``*/name`` matches here), in listing order, its text as
+        ``cat`` shows it before any colour (``shown_text``, else the value
+        text of its shown value), when the node can make them at once,
+        cheaper than a lookup each (a topic: its partitions' ``data``, read
+        from their bytes); None to be walked."""
         return None
 
     def subtree_names(self, memo: dict) -> "list[tuple[str, bool]] | None":

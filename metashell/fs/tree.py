@@ -239,6 +239,15 @@ class TopicDir(ViewDir):
         out.append(("name", False))
         return out
 
+    def file_texts(self, name):
+        """Each partition's ``data`` (the topic's ``id`` and ``name`` have
+        no children) as ``cat`` shows it, the topic's partitions made at once
+        (``TopicState.partition_texts``)."""
+        if name != "data":
+            return None
+        return [(str(pid), _data_text(got, "\n"))
+                for pid, got in self.topic.partition_texts().items()]
+
     def tree_lines(self, indent):
         """What walking the topic prints (each partition's ``data`` as
         ``cat`` prints it), without three nodes per partition, in pieces of
@@ -246,29 +255,43 @@ class TopicDir(ViewDir):
         from ..render import value_text   # render imports nothing of the tree
 
         t = self.topic
-        states = self._states = t.partitions()
         pad, deeper = " " * indent, "\n" + " " * (indent + 4)
         data = f":\n{pad}  data:{deeper}"
-        text, shown = partition_model.data_text, partition_model.shown
-        out = [f"{pad}{pid}{data}"
-               f"{text(state, deeper) or value_text(shown(state.to_json())).replace(chr(10), deeper)}"
-               for pid, state in states.items()]
+        out = [f"{pad}{pid}{data}{_data_text(got, deeper)}"
+               for pid, got in t.partition_texts(deeper).items()]
         inner = "\n" + pad + "  "
         out.append(f"{pad}id:{inner}{value_text(t.topic_id).replace(chr(10), inner)}")
         out.append(f"{pad}name:{inner}{value_text(t.name).replace(chr(10), inner)}")
         return ["\n".join(out[i:i + 100]) for i in range(0, len(out), 100)]
 
-    def tree_value(self):
-        """The topic as one document: ``-o json tree /topics`` encodes a
-        topic at a time instead of walking nodes per partition."""
+    def tree_json(self):
+        """The topic as one document: ``-o json tree /topics`` writes a topic
+        at a time, its partitions' JSON read from its runs' bytes where it
+        can (``TopicState.partition_texts``), instead of walking nodes per
+        partition."""
+        from ..render import json_text   # render imports nothing of the tree
+
         t = self.topic
-        out = {str(pid): {"data": state.to_json()} for pid, state in t.partitions().items()}
-        out["id"] = t.topic_id
-        out["name"] = t.name
-        return out
+        out = [f'"{pid}":{{"data":{got if type(got) is str else json_text(got.to_json())}}}'
+               for pid, got in t.partition_texts(None).items()]
+        out.append(f'"id":{json_text(t.topic_id)}')
+        out.append(f'"name":{json_text(t.name)}')
+        return "{" + ",".join(out) + "}"
 
     def last_change(self):
         return self.topic.change
+
+
+def _data_text(got, nl: str) -> str:
+    """A partition's data as text output shows it (each newline followed by
+    ``nl``'s indentation), from what ``TopicState.partition_texts`` gives:
+    its text, or its state to write."""
+    if type(got) is str:
+        return got
+    from ..render import value_text   # render imports nothing of the tree
+
+    return (partition_model.data_text(got, nl)
+            or value_text(partition_model.shown(got.to_json())).replace("\n", nl))
 
 
 def existing_partitions(topic, memo: dict) -> list:

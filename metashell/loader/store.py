@@ -29,6 +29,7 @@ from ..kraft.compression import decompress
 from ..kraft.framing import frame
 from .deferred import run_fields
 from .fast.kept_runs import acls_decode, config_fields, config_values, record_starts
+from .fast.run_values import run_values
 from .fast.summary_counts import change_counts, run_counts
 from .reader import REF_BATCH_BITS, REF_POSITION_BITS, FileReader
 from ..kraft.records import DECODE_ERRORS, METADATA, RESOLVED, Record, fill_metadata
@@ -127,6 +128,21 @@ class RecordStore:
             out.append((data, base + d, base_ts + td if append_ts is None else append_ts)
                        if p == vlen else None)
         return out
+
+    def run_values(self, ref: int, shape, n: int) -> "tuple[bytes, tuple, tuple, tuple] | None":
+        """``(raw topic id, layout, ints, uuids)`` of the run of ``n``
+        PartitionRecords of ``shape`` whose first is ``ref``, read from
+        their bytes (:func:`~.fast.run_values.run_values`); None if they
+        must be decoded, or the bytes no longer match the run."""
+        buf, start, end = self._batch(ref >> REF_POSITION_BITS)[1:4]
+        pos = start + (ref & _POSITION_MASK)
+        m = shape.pattern.match(buf, pos, end) if shape.api == 3 else None
+        if m is None or m.end() - pos < n * shape.size:
+            return None
+        got = run_values(buf, pos, shape, n)
+        if got is None:
+            return None
+        return (bytes(buf[pos + shape.topic_at:pos + shape.topic_at + 16]),) + got
 
     def value_bytes(self, ref: int) -> bytes:
         """The undecoded value of the record ``ref`` names: two records with

@@ -50,6 +50,7 @@ from ..loader.store import RecordStore, ref_file
 from .image import (BrokerState, ControllerState, Entity, Image, PartitionState,
                     TopicState)
 from .partition_model import merge_change, partition_state  # noqa: F401  (also used from here)
+from .partition_model import run_texts
 from .pending import PendingChanges
 
 CONFIG_TYPES = {0: "unknown", 2: "topic", 4: "broker", 8: "broker_logger",
@@ -1021,6 +1022,32 @@ class ReplayEngine:
                     continue
             states[pid] = state
         return states
+
+    def topic_texts(self, partitions: dict, runs: "list | None", nl: "str | None" = "\n") -> dict:
+        """Partition id -> what shows each of a topic's partitions that
+        exists, in id order (the keys :meth:`fold_topic` gives): its text
+        (:func:`~.partition_model.run_texts`, each newline followed by
+        ``nl``'s indentation; ``nl`` None: its JSON, compact) when its only record is still the
+        PartitionRecord of a run whose values are read from its bytes
+        (``store.run_values``), its state (:meth:`fold_topic`) otherwise."""
+        texts, others = {}, []
+        for entry in runs or ():
+            ref, shape, pids, _ = run_fields(entry)
+            got = self.store.run_values(ref, shape, len(pids))
+            made = None if got is None else run_texts(UUID_TEXT[got[0]], *got[1:], nl)
+            if made is None:
+                others.append(entry)
+                continue
+            for pid, r, text in zip(pids, range(ref, ref + len(pids) * shape.size, shape.size),
+                                    made):
+                if partitions.get(pid) == r:   # not changed since
+                    texts[pid] = text
+        if len(texts) == len(partitions):
+            return dict(sorted(texts.items()))
+        states = self.fold_topic({pid: recs for pid, recs in partitions.items()
+                                  if pid not in texts}, others)
+        return {pid: texts.get(pid) or states[pid] for pid in sorted(partitions)
+                if pid in texts or pid in states}
 
     def existing_partitions(self, partitions: dict, runs: "list | None") -> list:
         """The ids of a topic's partitions that exist, in id order: the keys

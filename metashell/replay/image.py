@@ -170,6 +170,17 @@ class TopicState:
         # the folder is its engine's fold_partition; the engine folds a topic at once
         return self.folder.__self__.fold_topic(recs, self.filed_runs)
 
+    def partition_texts(self, nl: "str | None" = "\n") -> dict:
+        """Partition id -> the text of each partition that exists, or its
+        :class:`PartitionState` where the engine must fold it
+        (``Engine.topic_texts``; ``nl``: each newline and the indentation
+        after it, None for compact JSON), in id order: what ``cat`` and
+        ``tree`` show of every partition of a topic."""
+        recs = self.partition_records
+        if self.folder is None:
+            return {}
+        return self.folder.__self__.topic_texts(recs, self.filed_runs, nl)
+
     def partition(self, pid: int) -> PartitionState | None:
         recs = self.partition_records.get(pid)
         if recs is None or self.folder is None:

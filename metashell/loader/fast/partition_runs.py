@@ -127,6 +127,8 @@ class PartitionRun:
         # and its readers per record count
         self.counts_layout: tuple | None = None
         self.counts_readers: dict[int, tuple] = {}
+        # run_values' layouts and readers, per count bytes and record count
+        self.values_readers: dict[tuple, tuple] = {}
 
     @staticmethod
     def key(buf, rstart: int, k: int, size: int) -> tuple:
