@@ -53,8 +53,8 @@ def _run(session, words: list[str], output: str = "json") -> tuple[int, str, str
 
 
 #: compared in text output too: every partition's text, made a topic at once
-#: (read from the run's bytes on the fast path)
-TEXT_COMMANDS = (["cat", "/topics/*/*/data"], ["tree", "/topics"])
+#: (read from the run's bytes on the fast path), natively and as Kafka's shell prints it
+TEXT_COMMANDS = (["cat", "/topics/*/*/data"], ["tree", "/topics"], ["tree", "/image/topics"])
 
 
 def command_lines(session) -> list[list[str]]:

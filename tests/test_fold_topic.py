@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from metashell.fs import kafka_text
 from metashell.fs.walk import walk, walk_names
 from metashell.kraft.writer import Out
 from metashell.render import json_text, value_text
@@ -56,7 +57,9 @@ def check(path: Path) -> list:
 def check_texts(topic, states: dict) -> int:
     """A topic's texts (``partition_texts``: read from its runs' bytes where
     it can) against its states rendered by the general path, at two
-    indentations and as compact JSON; how many were read from bytes."""
+    indentations, as compact JSON and as Kafka's shell's text
+    (``texts_made_by(kafka_text.run_registrations)``); how many were read
+    from bytes."""
     from metashell.fs.tree import _data_text
 
     read = 0
@@ -70,6 +73,10 @@ def check_texts(topic, states: dict) -> int:
             else:
                 assert _data_text(got, nl) == \
                     value_text(shown(states[pid].to_json())).replace("\n", nl)
+    for pid, got in topic.texts_made_by(kafka_text.run_registrations).items():
+        read += type(got) is str
+        assert (got if type(got) is str else kafka_text.partition(got)) == \
+            kafka_text.partition(states[pid])
     return read
 
 
@@ -146,5 +153,5 @@ def test_a_runs_texts_are_read_from_its_bytes(tmp_path, version):
                            s.image.topic_by_name(f"topic-{t}").partitions())
             for t, c in enumerate(cases)}
     s.close()
-    assert read == {c: 0 if c in ("recovering", "mixed layouts") else 3 * len(CASES[c])
+    assert read == {c: 0 if c in ("recovering", "mixed layouts") else 4 * len(CASES[c])
                     for c in cases}

@@ -227,15 +227,15 @@ class TopicDir(ViewDir):
         (``tree /image/topics`` shows every partition twice, by name and by
         id), in pieces of up to a thousand lines."""
         t = self.topic
-        states = {str(p): state for p, state in t.partitions().items()}
-        pad, inner = " " * indent, "\n" + " " * (indent + 2)
         partition = kt.partition
+        # Kafka's text, made from a run's bytes where it can be (kafka_text.run_registrations)
+        texts = {str(p): got if type(got) is str else partition(got)
+                 for p, got in t.texts_made_by(kt.run_registrations).items()}
+        pad, inner = " " * indent, "\n" + " " * (indent + 2)
         out = []
-        for name in kt.java_sorted([*states, "id", "name"]):
-            state = states.get(name)
-            if state is not None:
-                text = partition(state)
-            else:
+        for name in kt.java_sorted([*texts, "id", "name"]):
+            text = texts.get(name)
+            if text is None:
                 text = t.topic_id if name == "id" else t.name
             out.append(f"{pad}{name}:{inner}{text}")
         return ["\n".join(out[i:i + 500]) for i in range(0, len(out), 500)]

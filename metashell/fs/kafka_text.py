@@ -12,11 +12,13 @@ the README's "Coming from Kafka's shell" lists.
 from __future__ import annotations
 
 import base64
+import re
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
 from ..kraft import enums
-from ..kraft.primitives import INT64_PAIR
+from ..kraft.primitives import INT64_PAIR, UUID_TEXT
+from ..replay.partition_model import layout_state
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _SHORT_MAX = 32767
@@ -153,6 +155,56 @@ def partition(state) -> str:
             f"lastKnownElr={state.last_known_elr}, leader={state.leader}, "
             f"leaderRecoveryState={recovery}, leaderEpoch={state.leader_epoch}, "
             f"partitionEpoch={state.partition_epoch})")
+
+
+class _Slot(str):
+    """Where a value goes in a format being written: ``{i}``, and so in a
+    list too (``str(list)`` shows its items' ``repr``)."""
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str.__str__(self)
+
+
+_SLOT = re.compile(r"\{\d+\}")
+_REGISTRATIONS: dict = {}   # run layout -> (format, integers per partition) or None
+
+
+def run_registrations(topic_id: str, layout: tuple, ints: tuple, uuids: tuple
+                      ) -> "list[str] | None":
+    """:func:`partition` of each partition of a run whose only record is
+    its PartitionRecord, from the values ``run_values`` read of its bytes
+    (``Engine.topic_texts``' ``make``; the topic id is not in the text):
+    one format per run layout, made by :func:`partition` itself from a
+    model state holding slots (``partition_model.layout_state``), so the
+    two cannot differ (``tree /image/topics`` at a million partitions:
+    no state folded). None when the layout is not one it writes."""
+    got = _REGISTRATIONS.get(layout, False)
+    if got is False:
+        if len(_REGISTRATIONS) >= 256:
+            _REGISTRATIONS.clear()
+        got = _REGISTRATIONS[layout] = _registration_format(layout)
+    if got is None:
+        return None
+    fmt, a = got
+    if not uuids:
+        return [fmt(*ints[j:j + a]) for j in range(0, len(ints), a)]
+    texts = tuple(map(UUID_TEXT.__getitem__, uuids))
+    d = len(texts) * a // len(ints)
+    return [fmt(*ints[j:j + a], *texts[k:k + d])
+            for j, k in zip(range(0, len(ints), a), range(0, len(texts), d))]
+
+
+def _registration_format(layout: tuple):
+    """``(str.format of the text, integers per partition)`` for
+    :func:`run_registrations`, or None (see there)."""
+    state = layout_state(layout, lambda i: _Slot("{%d}" % i))
+    if state is None:
+        return None
+    text = partition(state)
+    if "{" in _SLOT.sub("", text) or "}" in _SLOT.sub("", text):
+        return None   # a brace that is no slot: not a format
+    return text.format, sum(count for _, kind, count in layout if kind == "int")
 
 
 def acl(value: dict) -> str:

@@ -50,7 +50,6 @@ from ..loader.store import RecordStore, ref_file
 from .image import (BrokerState, ControllerState, Entity, Image, PartitionState,
                     TopicState)
 from .partition_model import merge_change, partition_state  # noqa: F401  (also used from here)
-from .partition_model import run_texts
 from .pending import PendingChanges
 
 CONFIG_TYPES = {0: "unknown", 2: "topic", 4: "broker", 8: "broker_logger",
@@ -1023,18 +1022,21 @@ class ReplayEngine:
             states[pid] = state
         return states
 
-    def topic_texts(self, partitions: dict, runs: "list | None", nl: "str | None" = "\n") -> dict:
+    def topic_texts(self, partitions: dict, runs: "list | None", make) -> dict:
         """Partition id -> what shows each of a topic's partitions that
         exists, in id order (the keys :meth:`fold_topic` gives): its text
-        (:func:`~.partition_model.run_texts`, each newline followed by
-        ``nl``'s indentation; ``nl`` None: its JSON, compact) when its only record is still the
-        PartitionRecord of a run whose values are read from its bytes
-        (``store.run_values``), its state (:meth:`fold_topic`) otherwise."""
+        when its only record is still the PartitionRecord of a run whose
+        values are read from its bytes (``store.run_values``), its state
+        (:meth:`fold_topic`) otherwise. ``make(topic id text, layout, ints,
+        uuids)`` writes the texts of a run's partitions from those values,
+        or gives None for a layout it does not write
+        (:func:`~.partition_model.run_texts`, the native tree's;
+        ``fs.kafka_text.run_registrations``, Kafka's shell's)."""
         texts, others = {}, []
         for entry in runs or ():
             ref, shape, pids, _ = run_fields(entry)
             got = self.store.run_values(ref, shape, len(pids))
-            made = None if got is None else run_texts(UUID_TEXT[got[0]], *got[1:], nl)
+            made = None if got is None else make(UUID_TEXT[got[0]], *got[1:])
             if made is None:
                 others.append(entry)
                 continue

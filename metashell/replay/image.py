@@ -18,11 +18,12 @@ partitions never holds a million decoded partitions at once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable
 
 from ..loader import deferred
 from ..loader.deferred import RUN_PARTITION_IDS
-from .partition_model import PartitionState  # noqa: F401  (made from the catalog there)
+from .partition_model import PartitionState, run_texts  # noqa: F401  (made from the catalog there)
 
 Change = tuple  # (offset, timestamp ms)
 
@@ -176,10 +177,17 @@ class TopicState:
         (``Engine.topic_texts``; ``nl``: each newline and the indentation
         after it, None for compact JSON), in id order: what ``cat`` and
         ``tree`` show of every partition of a topic."""
+        return self.texts_made_by(partial(run_texts, nl=nl))
+
+    def texts_made_by(self, make: Callable) -> dict:
+        """:meth:`partition_texts` in another format: ``make`` writes the
+        texts of a run's partitions from the values read of its bytes, as
+        ``Engine.topic_texts`` says (``tree /image/topics``: Kafka's
+        ``PartitionRegistration`` text)."""
         recs = self.partition_records
         if self.folder is None:
             return {}
-        return self.folder.__self__.topic_texts(recs, self.filed_runs, nl)
+        return self.folder.__self__.topic_texts(recs, self.filed_runs, make)
 
     def partition(self, pid: int) -> PartitionState | None:
         recs = self.partition_records.get(pid)

@@ -48,7 +48,7 @@ import json
 import re
 from dataclasses import dataclass, field, make_dataclass
 from operator import itemgetter
-from typing import Mapping
+from typing import Any, Callable, Mapping
 
 from ..kraft import enums
 from ..kraft.catalog import METADATA, METADATA_2_8
@@ -486,6 +486,29 @@ def _run_format(layout: tuple, nl: "str | None") -> "tuple[str, int] | None":
         return None
     fmt = _object_format([m.json for m in FIELDS], parts, nl)
     return fmt, sum(count for _, kind, count in layout if kind == "int")
+
+
+def layout_state(layout: tuple, slot: Callable[[int], Any]) -> "PartitionState | None":
+    """The state :func:`partition_state` gives a record whose fields read
+    as ``layout`` (:func:`~metashell.loader.fast.run_values.run_values`':
+    ``(JSON name, "int" or "uuid", count)``) hold ``slot(i)``, ``i``
+    numbering the values as a run's partition passes them (its integers in
+    the layout's order, then its UUIDs), every other field at its default:
+    a model state whose text is a format of the run's other texts, with a
+    slot where each value goes (``fs.kafka_text.run_registrations``). None
+    for a field the model lacks, another kind, or an enum (its text is a
+    name, not the value)."""
+    next_slot = {"int": 0, "uuid": sum(count for _, kind, count in layout if kind == "int")}
+    d = {m.json: m.field.default_value() for m in FIELDS}
+    for name, kind, count in layout:
+        m = _BY_JSON.get(name)
+        if m is None or m.names or kind != ("uuid" if _element(m) == "uuid" else "int"):
+            return None
+        first = next_slot[kind]
+        next_slot[kind] += count
+        values = [slot(first + k) for k in range(count)]
+        d[name] = values if m.field.is_array else values[0]
+    return partition_state(d, None)
 
 
 def _element(m: ModelField) -> str:
