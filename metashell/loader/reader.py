@@ -53,7 +53,10 @@ class Batch:
     :mod:`.fast.noop_runs`) come as one batch whose header spans them and
     whose ``records`` is a :class:`~.fast.noop_runs.NoOpRun`; a batch of
     nothing but PartitionChangeRecords of shapes seen before, a
-    :class:`~.fast.change_batches.ChangeBatch`, unread.
+    :class:`~.fast.change_batches.ChangeBatch`, unread; a log's consecutive
+    small batches (one CreateTopics, one change or one heartbeat each) as
+    one batch spanning them, whose ``records`` is a
+    :class:`~.fast.batch_runs.BatchRun`.
     """
 
     header: BatchHeader
