@@ -279,43 +279,53 @@ class FileReader:
             return None
         buf, fields = self.buf, HEADER_FIELDS.unpack_from
         crc = _crc32c.crc32c if self.verify_crc else None
-        noop_length, changes, take_topic = NOOP_BATCH_LENGTH, self._changes, self._topic_batch
+        changes, take_topic = self._changes, self._topic_batch
+        single = changes.single()   # a change batch's pattern, once compiled
+        # constants as locals: the loop runs once per batch
+        noop_length, noop, overhead, size, crc_start = (NOOP_BATCH_LENGTH, NOOP_RECORD, LOG_OVERHEAD,
+                                                        HEADER_SIZE, CRC_START)
         entries, positions = [], []
-        noops = records = 0
+        noops = records = topics = 0
         pos, epoch, last_offset = first.position, first.epoch, first.base_offset - 1
         base, length, lod, ts, mts, count = (first.base_offset, first.length, first.last_offset_delta,
                                              first.base_timestamp, first.max_timestamp, first.count)
-        refs = ((self.defer << REF_BATCH_BITS) | batch_no) << REF_POSITION_BITS
+        refs, next_batch = ((self.defer << REF_BATCH_BITS) | batch_no) << REF_POSITION_BITS, 1 << REF_POSITION_BITS
         while True:
-            end, p = pos + LOG_OVERHEAD + length, pos + HEADER_SIZE
-            if length == noop_length and count == 1 and buf[p:end] == NOOP_RECORD:
-                noops += 1
-            elif count == 1 and changes.match(buf, p, end, 1):
-                vstart = frame(buf, p, end, p)[6]
-                entries.append(deferred.partition(refs, 5, *PARTITION_KEY(buf, vstart + 3)))
-            else:
-                entry = take_topic(buf, p, end, count, base, ts, refs - p) if count > 1 else None
+            end, p = pos + overhead + length, pos + size
+            if count != 1:
+                entry = take_topic(buf, p, end, count, base, ts, refs - p)
                 if entry is None:
                     break
                 entries.append(entry)
+                topics += 1
+            elif length == noop_length and buf[p:end] == noop:
+                noops += 1
+            else:   # a change, of a shape learned
+                if single is None:
+                    if not changes.match(buf, p, end, 1):
+                        break
+                    single = changes.single()
+                elif single(buf, p, end) is None:
+                    break
+                entries.append(deferred.partition(refs, 5, *PARTITION_KEY(buf, frame(buf, p, end, p)[6] + 3)))
             positions.append(pos)
             records += count
             last_offset, last_mts, taken_end = base + lod, mts, end
-            pos, refs = end, refs + (1 << REF_POSITION_BITS)
-            if len(positions) == MAX_BATCHES or stop - pos < HEADER_SIZE:
+            pos, refs = end, refs + next_batch
+            if len(positions) == MAX_BATCHES or stop - pos < size:
                 break
             base, length, e, magic, stored, attributes, lod, ts, mts, count = fields(buf, pos)
             if (magic != 2 or attributes or e != epoch or not MIN_BATCH_LENGTH <= length <= MAX_LENGTH
-                    or mts < last_mts or base <= last_offset or pos + LOG_OVERHEAD + length > stop
-                    or crc is not None and crc(view[pos + CRC_START:pos + LOG_OVERHEAD + length]) != stored):
+                    or mts < last_mts or base <= last_offset or pos + overhead + length > stop
+                    or crc is not None and crc(view[pos + crc_start:pos + overhead + length]) != stored):
                 break   # read by the scanner, as any batch
         if not positions:
             return None
         self.batch_positions.extend(positions)
-        header = BatchHeader(first.base_offset, taken_end - first.position - LOG_OVERHEAD, epoch, 2,
+        header = BatchHeader(first.base_offset, taken_end - first.position - overhead, epoch, 2,
                              first.crc, 0, last_offset - first.base_offset, first.base_timestamp,
                              last_mts, -1, -1, -1, records, first.position)
-        changes_only = bool(entries) and all(len(e) == deferred.PARTITION for e in entries)
+        changes_only = topics == 0 and len(entries) > 0
         return Batch(header, BatchRun(entries, noops, changes_only, positions, batch_no, self._batch_at),
                      file_no)
 
