@@ -180,7 +180,8 @@ class FileReader:
                         yield Batch(spanning, NoOpRun(buf, header.position, end, self._batch_of),
                                     file_no)
                         continue
-                # a log's small batches, one write each, as one batch (.fast.batch_runs)
+                # a log's small batches, one write each, as one batch (.fast.batch_runs):
+                # `ls` on the bench's ctrl-log 17,500 -> 11,700 instructions per record
                 if small and not header.attributes and header.length <= MAX_LENGTH:
                     run = self._batch_run(header, view, scanner.stop, file_no)
                     if run is not None:
