@@ -5,11 +5,18 @@ For each shape of ``bench/shapes.py`` (its cached files, generated there)
 and each measurement (``walk``: kafka-python's bare walk; ``ls``: load until
 ``ls /topics`` answers; ``summary``: the same plus ``summary``; ``find``, on
 request only: load, then read every file of the tree, every partition
-folded, as ``bench/shapes.py --find`` does), runs the
+folded, as ``bench/shapes.py --find`` does; ``until``, on request, for
+shapes with a limit: ``--until-offset`` in the middle of the log, until
+``ls /topics`` answers), runs the
 measurement under callgrind, subtracts a run that only does the imports,
 and prints instructions per record read, and our counts as a ratio of the
 walk's. Callgrind runs 50-100 times slower than the machine: use a small
 ``--partitions`` (the default, 20,000, takes a few minutes in all).
+
+The modules are compiled to bytecode first and every child runs with
+``PYTHONHASHSEED=0``: a child that compiles what it imports (under
+``PYTHONDONTWRITEBYTECODE``, each time) or hashes strings in another order
+counts millions of instructions that are not the measurement's.
 
     python bench/instructions.py
     python bench/instructions.py --only snap-8mib-v2 --what ls
@@ -30,7 +37,7 @@ from _util import print_table
 from shapes import MEASURES, SHAPES, shape_path
 
 WHAT = ("walk", "ls", "summary")
-ON_REQUEST = ("find",)
+ON_REQUEST = ("find", "until")
 
 
 def child(what: str, path: Path, info: dict) -> None:
@@ -50,16 +57,25 @@ def child(what: str, path: Path, info: dict) -> None:
 
 def instructions(what: str, path: Path, info: dict) -> int:
     """Instructions (Ir) of one child process under callgrind."""
+    env = dict(os.environ, PYTHONHASHSEED="0")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
                         sys.executable, __file__, "--child", what, str(path), json.dumps(info)],
-                       check=True, capture_output=True)
+                       check=True, capture_output=True, env=env)
         with open(out) as f:
             for line in f:
                 if line.startswith(("summary:", "totals:")):
                     return int(line.split()[1])
     raise RuntimeError("callgrind wrote no totals")
+
+
+def compile_modules() -> None:
+    """Write the bytecode of the project's modules, so that no child compiles them."""
+    root = Path(__file__).resolve().parent.parent
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "metashell", "bench", "tests"],
+                   cwd=root, check=True, env=env)
 
 
 def main(argv=None) -> int:
@@ -74,13 +90,16 @@ def main(argv=None) -> int:
         child(args.child[0], Path(args.child[1]), json.loads(args.child[2]))
         return 0
     whats = args.what or list(WHAT)
+    compile_modules()
     rows = []
     for shape in args.only or SHAPES:
         path, info = shape_path(shape, args.partitions)
         base = instructions("imports", path, info)
-        per = {w: (instructions(w, path, info) - base) / info["records"] for w in whats}
+        per = {w: (instructions(w, path, info) - base) / info["records"] for w in whats
+               if w != "until" or "until" in info}   # a limit only where the shape has one
         walk = per.get("walk")
         rows.append([shape, f"{info['records']:,}"] + [
+            "-" if w not in per else
             f"{per[w]:,.0f}" + (f" ({per[w] / walk:.2f}x)" if walk and w != "walk" else "")
             for w in whats])
         print(f"{shape}: done", file=sys.stderr, flush=True)

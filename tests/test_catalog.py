@@ -264,31 +264,36 @@ _TEXT = st.text(st.characters(codec="utf-8"), max_size=12)
 _UUID = st.binary(min_size=16, max_size=16).map(uuid_to_str)
 
 
-def _scalar(t: str):
+# long values: lengths and counts past one byte (varints of two bytes, arrays
+# longer than the decoders' inline tables), read by their shared readers
+_LONG_TEXT = st.text(st.characters(codec="utf-8"), min_size=130, max_size=140)
+
+
+def _scalar(t: str, long: bool = False):
     if t in _RANGES:
         return st.integers(*_RANGES[t])
     return {
         "bool": st.booleans(),
         "float64": st.floats(allow_nan=False),
         "uuid": _UUID,
-        "string": _TEXT,
-        "bytes": st.binary(max_size=16),
+        "string": _LONG_TEXT if long else _TEXT,
+        "bytes": st.binary(min_size=130, max_size=140) if long else st.binary(max_size=16),
     }[t]
 
 
-def _struct(fields, version: int):
+def _struct(fields, version: int, long: bool = False):
     parts = {}
     for f in fields:
         if version not in f.versions_range:
             parts[f.json] = st.just(f.default_value())
             continue
         if f.is_array:
-            elem = _struct(f.fields, version) if f.is_struct else _scalar(f.element_type)
-            s = st.lists(elem, max_size=4)
+            elem = _struct(f.fields, version, long) if f.is_struct else _scalar(f.element_type, long)
+            s = st.lists(elem, min_size=33, max_size=36) if long and not f.is_struct else st.lists(elem, max_size=4)
         elif f.is_struct:
-            s = _struct(f.fields, version)
+            s = _struct(f.fields, version, long)
         else:
-            s = _scalar(f.type)
+            s = _scalar(f.type, long)
         if version in f.nullable_range:
             s = st.none() | s
         # tagged fields: the default (= omitted on the wire) half of the time
@@ -316,6 +321,20 @@ def test_round_trip(m, version, data):
     buf = memoryview(b"\xff" * 3 + raw + b"\xee" * 5)
     again, end = m.decode(version, buf, 3, 3 + len(raw))
     assert again == value and end == 3 + len(raw)
+
+
+@pytest.mark.parametrize("m,version", CASE_PARAMS, ids=CASE_IDS)
+@settings(max_examples=3, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.large_base_example])
+@given(data=st.data())
+def test_long_values_round_trip(m, version, data):
+    """Strings, bytes and arrays longer than one length byte holds."""
+    value = data.draw(_struct(m.fields, version, long=True))
+    raw = bytes(m.encode(version, value))
+    assert m.decode(version, raw) == (value, len(raw))
+    buf = memoryview(b"\xff" * 3 + raw + b"\xee" * 5)
+    assert m.decode(version, buf, 3, 3 + len(raw)) == (value, 3 + len(raw))
 
 
 @pytest.mark.parametrize("m,version", CASE_PARAMS, ids=CASE_IDS)

@@ -30,7 +30,7 @@ def catalog_versions(name: str) -> set[int]:
 
 
 def test_every_shortcut_module_declares_its_versions():
-    assert SHORTCUTS == ["change_batches", "change_effects", "kept_runs", "noop_runs",
+    assert SHORTCUTS == ["batch_runs", "change_batches", "change_effects", "kept_runs", "noop_runs",
                          "partition_runs", "run_values", "summary_counts"]
     for name in SHORTCUTS:
         module = importlib.import_module(f"metashell.loader.fast.{name}")

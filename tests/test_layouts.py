@@ -9,7 +9,7 @@ import struct
 
 from metashell.kraft import batch, catalog, layouts
 from metashell.loader import append_times
-from metashell.loader.fast import noop_runs
+from metashell.loader.fast import batch_runs, noop_runs
 from metashell.kraft.writer import LogWriter, record
 
 
@@ -44,6 +44,20 @@ def test_the_heartbeat_struct_reads_the_declared_places():
             read_at.append(pos)
         pos += size
     assert read_at == [at["baseOffset"], at["partitionLeaderEpoch"], at["crc"], at["maxTimestamp"]]
+
+
+def test_the_run_header_struct_reads_the_declared_places():
+    """batch_runs.HEADER_FIELDS reads every field of the header but the
+    producer's three, at the declared offsets."""
+    at = _offsets(layouts.BATCH_HEADER)
+    read_at, pos = [], 0
+    for count, code in re.findall(r"(\d*)([a-zA-Z])", batch_runs.HEADER_FIELDS.format[1:]):
+        size = struct.calcsize(">" + (count or "") + code)
+        if code != "x":
+            read_at.append(pos)
+        pos += size
+    skipped = ("producerId", "producerEpoch", "baseSequence")
+    assert read_at == [at[name] for name in layouts.field_names(layouts.BATCH_HEADER) if name not in skipped]
 
 
 def test_the_index_entry_struct_is_the_declared_layout():

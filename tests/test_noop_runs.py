@@ -59,7 +59,8 @@ def test_the_record_is_the_one_the_writer_and_kafka_write():
 
 def test_runs_are_found_and_replay_as_batch_by_batch(tmp_path):
     path, beats = controller_log(tmp_path)
-    assert runs_of(path) == [5, 1, 7, 2, 4]   # the lone one too: a run of one
+    # the lone one goes with the batches around it (loader/fast/batch_runs.py)
+    assert runs_of(path) == [5, 7, 2, 4]
     eng = same_replay([path])
     assert eng.by_type["NoOpRecord"] == len(beats) == 19
     assert eng.image.last_offset == beats[-1]
@@ -116,8 +117,9 @@ def test_a_bad_crc_inside_a_run(tmp_path, monkeypatch):
     second = data.find(NOOP_RECORD, pos + 1) - 61   # the second heartbeat batch
     data[second + 35] ^= 1                           # its maxTimestamp: the CRC no longer holds
     path.write_bytes(bytes(data))
-    # one heartbeat before the damage is a run of one, the three after it a run
-    assert runs_of(path) == [1, 3, 1, 7, 2, 4]
+    # one heartbeat before the damage goes with the batches around it (a BatchRun
+    # of one), the three after it are a run
+    assert runs_of(path) == [3, 7, 2, 4]
     shown = same_session(monkeypatch, path)
     assert any(f"byte {second}" in w and "CRC" in w for w in shown[2])
     assert shown[6]["NoOpRecord"] == len(beats) - 1

@@ -36,6 +36,7 @@ from operator import itemgetter
 from ..gcpause import no_cyclic_gc
 from ..kraft.batch import ATTR_CODEC
 from ..kraft.catalog import METADATA
+from ..loader.fast.batch_runs import BatchRun
 from ..loader.fast.change_batches import ChangeBatch
 from ..loader.fast.change_effects import ChangeEffects
 from ..loader.fast.noop_runs import NoOpRun
@@ -140,6 +141,8 @@ class ReplayEngine:
         h, records = batch.header, batch.records
         if type(records) is NoOpRun:
             return self._apply_noops(h, records)
+        if type(records) is BatchRun:
+            return self._apply_run(batch)
         in_snapshot = self._snapshot is not None
         if in_snapshot:
             if type(records) is ChangeBatch:
@@ -324,6 +327,39 @@ class ReplayEngine:
                 return True
         for batch in run.batches():
             if not self.apply_batch(batch):
+                return False
+        return True
+
+    def _apply_run(self, batch) -> bool:
+        """A run of small batches (``loader/fast/batch_runs``; the header
+        spans them): its heartbeats counted and its entries applied as one
+        batch's, or kept as pending changes if they are all changes, where
+        nothing can stop or hold them on the way; else batch by batch, as
+        read one at a time."""
+        h, run = batch.header, batch.records
+        if (self._snapshot is None and self._txn is None and self.on_change is None
+                and h.base_offset >= self._skip_before
+                and (self.until_offset is None or h.last_offset <= self.until_offset)
+                and (self.until_time is None or h.max_timestamp <= self.until_time)):
+            if run.noops:
+                self._count("NoOpRecord", run.noops)
+            entries = run.entries
+            if run.changes_only and self.store.searchable(batch.file_no):
+                self._changes.add(batch.file_no, h.position, h.end, entries)
+            elif entries:
+                if self._changes.batches:
+                    self.settle()   # topic records follow the pending changes
+                self._apply_entries(h, entries, None, False)
+            image = self.image
+            image.last_time = max(image.last_time, h.max_timestamp)
+            image.data_time = h.max_timestamp
+            image.last_offset = image.data_offset = max(image.last_offset, h.last_offset)
+            image.last_epoch = h.epoch
+            return True
+        if self._snapshot is None and h.last_offset < self._skip_before:
+            return True
+        for one in run.batches():
+            if not self.apply_batch(one):
                 return False
         return True
 

@@ -106,7 +106,9 @@ class ChangeShapes:
         if not self._alternatives or count < 1:
             return False
         seen = self._seen[count] = self._seen.get(count, 0) + 1
-        if seen >= SEEN_BEFORE_COMPILED and self._compiled < MAX_COMPILED:
+        # a batch of one change at once: a controller writes most changes so, and its
+        # pattern is no longer than the one of any count (two compiles fewer)
+        if (count == 1 or seen >= SEEN_BEFORE_COMPILED) and self._compiled < MAX_COMPILED:
             one = self._alternation()
             # exactly ``count`` of them end to end, in one match (-20% reader time on
             # the log dir's segment); a compile each (~0.2 ms for a few shapes, 2 ms
@@ -116,6 +118,12 @@ class ChangeShapes:
             return exact(buf, start, end) is not None
         # any count, then a second pass counts them
         return self._whole()(buf, start, end) is not None and len(self._each()(buf, start, end)) == count
+
+    def single(self) -> "Callable | None":
+        """fullmatch of a batch of one change record of the shapes learned,
+        once :meth:`match` has compiled it (a run of small batches calls it
+        straight: :mod:`.batch_runs`)."""
+        return self._exact.get(1)
 
     def _whole(self) -> Callable:
         """fullmatch: records of the shapes learned end to end, any number."""
