@@ -10,6 +10,7 @@ Commands read from it and write through ``write`` (data, stdout) and
 from __future__ import annotations
 
 import sys
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable, TextIO
 
@@ -68,10 +69,26 @@ class Context:
 
     def strict_failure(self) -> bool:
         """Whether ``--strict`` fails the run: any problem of the load, found
-        since, or raised by a command (see ``metashell.findings``)."""
+        since, or raised by a command (see ``metashell.findings``). What no
+        command looked at is looked at first: a record read lazily (a
+        partition change still pending, a partition never listed) that
+        cannot be applied is as much a problem as one read at load."""
+        self._look_at_everything()
         problems = getattr(self.session, "problems", None)
         found = problems() if callable(problems) else getattr(self.session, "warnings", [])
         return bool(found) or self.problems_raised > 0
+
+    def _look_at_everything(self) -> None:
+        """``summary`` of the session (it files every pending partition
+        change and folds every partition), its findings warned about as a
+        command's are."""
+        summary = getattr(self.session, "summary", None)
+        if summary is None:
+            return
+        hold = getattr(self.session, "consistent", None)
+        with hold() if hold is not None else nullcontext():
+            summary()
+        self.report_new_problems()
 
     @property
     def json(self) -> bool:
