@@ -33,29 +33,30 @@ def test_the_batch_header_struct_is_the_declared_layout():
     assert len(names) == len(layouts.field_names(layouts.BATCH_HEADER))
 
 
+def _read_places(fields: struct.Struct) -> list[int]:
+    """The byte offsets at which a big-endian ``struct`` reads a value (its
+    pad bytes, ``x``, skipped)."""
+    read_at, pos = [], 0
+    for count, code in re.findall(r"(\d*)([a-zA-Z])", fields.format[1:]):
+        if code != "x":
+            read_at.append(pos)
+        pos += struct.calcsize(">" + (count or "") + code)
+    return read_at
+
+
 def test_the_heartbeat_struct_reads_the_declared_places():
     """noop_runs._FIELDS skips what heartbeats share and reads baseOffset,
     the epoch, the CRC and maxTimestamp: at the declared offsets."""
     at = _offsets(layouts.BATCH_HEADER)
-    read_at, pos = [], 0
-    for count, code in re.findall(r"(\d*)([a-zA-Z])", noop_runs._FIELDS.format[1:]):
-        size = struct.calcsize(">" + (count or "") + code)
-        if code != "x":
-            read_at.append(pos)
-        pos += size
-    assert read_at == [at["baseOffset"], at["partitionLeaderEpoch"], at["crc"], at["maxTimestamp"]]
+    assert _read_places(noop_runs._FIELDS) == [at["baseOffset"], at["partitionLeaderEpoch"],
+                                                at["crc"], at["maxTimestamp"]]
 
 
 def test_the_run_header_struct_reads_the_declared_places():
     """batch_runs.HEADER_FIELDS reads every field of the header but the
     producer's three, at the declared offsets."""
     at = _offsets(layouts.BATCH_HEADER)
-    read_at, pos = [], 0
-    for count, code in re.findall(r"(\d*)([a-zA-Z])", batch_runs.HEADER_FIELDS.format[1:]):
-        size = struct.calcsize(">" + (count or "") + code)
-        if code != "x":
-            read_at.append(pos)
-        pos += size
+    read_at = _read_places(batch_runs.HEADER_FIELDS)
     skipped = ("producerId", "producerEpoch", "baseSequence")
     assert read_at == [at[name] for name in layouts.field_names(layouts.BATCH_HEADER) if name not in skipped]
 
