@@ -143,3 +143,27 @@ def test_any_log_of_changes_replays_as_read_record_by_record(tmp_path, seed, unt
     assert shown(a) == shown(b) and sorted(problems(a)) == sorted(problems(b))
     c.settle()
     assert problems(c) == problems(b)
+
+
+def test_where_the_ids_lie_by_record_length():
+    """``ids_at``: per record length, where a learned shape's ids lie; None
+    when two learned shapes of one length put them apart (the reader then
+    reads the framing)."""
+    def learned(*outs):
+        shapes = ChangeShapes()
+        for out in outs:
+            payload, _ = encode_records([out])
+            vstart = payload.index(b"\x01\x05")
+            shapes.learn(payload, 0, vstart, len(payload), RESOLVED.get((1, 5, 0))[1])
+            at = shapes.ids_at[len(payload)]
+            assert at is None or at == vstart + 3
+        return shapes, [len(encode_records([out])[0]) for out in outs]
+
+    plain = change(A, 0, isr=[1, 2])
+    later = Out(spec=plain.spec, version=plain.version, data=plain.data, timestamp_delta=2**20)
+    recovered = change(A, 0, isr=[1, 2], leaderRecoveryState=1)
+    shapes, (n_plain, n_later, n_recovered) = learned(plain, later, recovered)
+    assert n_later == n_recovered != n_plain            # 3 bytes more framing, or 3 more of value
+    assert shapes.ids_at[n_plain] is not None
+    assert shapes.ids_at[n_later] is None
+    assert len(shapes._alternatives) == 3

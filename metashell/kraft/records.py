@@ -198,16 +198,22 @@ class _Resolved(dict):
 
     def _compiled_when_called(self, key: tuple, spec, version: int) -> Callable:
         """A stand-in for ``spec``'s decoder of ``version`` that compiles it
-        when first called and puts it in its place here: a compile costs
-        what decoding a few hundred records does, and a deferring load
-        never decodes the records it defers (TopicRecord, PartitionRecord:
-        -7% of `ls` on a controller's log of 20,000 partitions). A caller
-        that kept the stand-in calls the decoder through it."""
+        only once :meth:`.schema.Message.interpret` no longer answers, and
+        puts it in its place here: a compile costs what decoding a few
+        hundred records does, a deferring load never decodes the records it
+        defers (TopicRecord, PartitionRecord: -7% of `ls` on a controller's
+        log of 20,000 partitions), and a controller's log decodes its
+        registrations and the few partition changes it learns change batches
+        from only a handful of times. A caller that kept the stand-in calls
+        the decoder through it."""
         decoder = None
 
         def decode(buf, pos, end):
             nonlocal decoder
             if decoder is None:
+                data = spec.interpret(version, buf, pos, end)
+                if data is not None:
+                    return data, end
                 decoder = spec.decoder(version)
                 self[key] = (spec, decoder)
             return decoder(buf, pos, end)

@@ -281,6 +281,7 @@ class FileReader:
         buf, fields = self.buf, HEADER_FIELDS.unpack_from
         crc = _crc32c.crc32c if self.verify_crc else None
         changes, take_topic = self._changes, self._topic_batch
+        ids_at = changes.ids_at
         single = changes.single()   # a change batch's pattern, once compiled
         # constants as locals: the loop runs once per batch
         noop_length, noop, overhead, size, crc_start = (NOOP_BATCH_LENGTH, NOOP_RECORD, LOG_OVERHEAD,
@@ -308,7 +309,9 @@ class FileReader:
                     single = changes.single()
                 elif single(buf, p, end) is None:
                     break
-                entries.append(deferred.partition(refs, 5, *PARTITION_KEY(buf, frame(buf, p, end, p)[6] + 3)))
+                ids = ids_at.get(end - p)   # a shape's length tells where its ids lie
+                ids = frame(buf, p, end, p)[6] + 3 if ids is None else p + ids
+                entries.append(deferred.partition(refs, 5, *PARTITION_KEY(buf, ids)))
             positions.append(pos)
             records += count
             last_offset, last_mts, taken_end = base + lod, mts, end

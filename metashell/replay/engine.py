@@ -444,7 +444,8 @@ class ReplayEngine:
         # one change (-5% memory per topic)
         change = (offset, ts) if stamp is None else stamp if stamp[1] else (stamp[0], ts)
         t = TopicState(name, tid, change, None, self._fold, self._resolve, self._changes,
-                       deferred.topic_run(rec), ref)
+                       rec[TOPIC_RUN] if len(rec) == TOPIC_WITH_RUN else None,   # as deferred.topic_run, inline
+                       ref)
         if image.topics.setdefault(tid, t) is not t:
             return None   # not new
         image.topic_names[name] = tid

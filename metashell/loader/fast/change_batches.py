@@ -54,6 +54,9 @@ class ChangeShapes:
         self._seen: dict = {}            # record count -> batches of it checked
         self._any = self._count = None   # any count (fullmatch, findall): counts without their own
         self._one = None                 # the alternation of the shapes, as a pattern's source
+        # record length -> where its partitionId and topicId lie from its start, for the
+        # lengths of the shapes learned (None: two shapes of that length put them apart)
+        self.ids_at: dict = {}
 
     def learn(self, buf, at: int, vstart: int, rend: int, decoder: Callable) -> None:
         """Learn the shape of the change record at ``buf[at:rend]`` (value at
@@ -81,6 +84,8 @@ class ChangeShapes:
             + varint_pattern(tw) + varint_pattern(ow) + rb"\x01"     # deltas, null key
             + re.escape(bytes(buf[at + lb + 2 + tw + ow:vstart + 3]))  # value length, frame header
             + rb".{20}" + tags + rb"\x00")                            # the ids, tagged fields; no headers
+        ids = vstart + 3 - at   # every varint of a shape has its width: the ids lie here
+        self.ids_at[rend - at] = ids if self.ids_at.get(rend - at, ids) == ids else None
         self._exact.clear()
         self._one = self._any = self._count = None
 
