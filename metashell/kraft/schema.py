@@ -518,6 +518,16 @@ def _array_unpackers(fmt: str) -> list:
     return table
 
 
+def _compact_length(buf, pos: int) -> "tuple[int, int]":
+    """A flexible version's length (an unsigned varint of length + 1; -1:
+    null) at ``pos``, and where what it counts starts."""
+    n = buf[pos]
+    if n < 0x80:
+        return n - 1, pos + 1
+    n, pos = P.read_uvarint(buf, pos)
+    return n - 1, pos
+
+
 def _fixed_array_reader(fmt: str, size: int, uuid: bool, nullable: bool, where: str) -> Callable:
     """A reader for a flexible version's array of fixed-width elements (struct
     format ``fmt``, ``size`` bytes each), of any count, as the general
@@ -525,12 +535,7 @@ def _fixed_array_reader(fmt: str, size: int, uuid: bool, nullable: bool, where: 
     table = _array_unpackers(fmt)
 
     def read(buf, pos, end):
-        n = buf[pos]
-        if n < 0x80:
-            pos += 1
-        else:
-            n, pos = P.read_uvarint(buf, pos)
-        n -= 1
+        n, pos = _compact_length(buf, pos)
         if n < 0:
             if nullable:
                 return None, pos
@@ -552,12 +557,7 @@ def _reader(t: str, flexible: bool, nullable: bool, where: str) -> Callable:
 
     def read(buf, pos, end):
         if flexible:
-            n = buf[pos]
-            if n < 0x80:
-                pos += 1
-            else:
-                n, pos = P.read_uvarint(buf, pos)
-            n -= 1
+            n, pos = _compact_length(buf, pos)
         elif is_str:
             n = P.INT16.unpack_from(buf, pos)[0]
             pos += 2

@@ -315,15 +315,9 @@ class ReplayEngine:
         if self._snapshot is None and self._txn is None:
             if h.last_offset < self._skip_before:
                 return True
-            if (h.base_offset >= self._skip_before
-                    and (self.until_offset is None or h.last_offset <= self.until_offset)
-                    and (self.until_time is None or h.max_timestamp <= self.until_time)):
+            if self._within_limits(h):
                 self._count("NoOpRecord", run.count)
-                image = self.image
-                image.last_time = max(image.last_time, h.max_timestamp)
-                image.data_time = h.max_timestamp
-                image.last_offset = image.data_offset = max(image.last_offset, h.last_offset)
-                image.last_epoch = h.epoch
+                self._ended_data_batches(h)
                 return True
         for batch in run.batches():
             if not self.apply_batch(batch):
@@ -338,9 +332,7 @@ class ReplayEngine:
         read one at a time."""
         h, run = batch.header, batch.records
         if (self._snapshot is None and self._txn is None and self.on_change is None
-                and h.base_offset >= self._skip_before
-                and (self.until_offset is None or h.last_offset <= self.until_offset)
-                and (self.until_time is None or h.max_timestamp <= self.until_time)):
+                and self._within_limits(h)):
             if run.noops:
                 self._count("NoOpRecord", run.noops)
             entries = run.entries
@@ -350,11 +342,7 @@ class ReplayEngine:
                 if self._changes.batches:
                     self.settle()   # topic records follow the pending changes
                 self._apply_entries(h, entries, None, False)
-            image = self.image
-            image.last_time = max(image.last_time, h.max_timestamp)
-            image.data_time = h.max_timestamp
-            image.last_offset = image.data_offset = max(image.last_offset, h.last_offset)
-            image.last_epoch = h.epoch
+            self._ended_data_batches(h)
             return True
         if self._snapshot is None and h.last_offset < self._skip_before:
             return True
@@ -363,17 +351,29 @@ class ReplayEngine:
                 return False
         return True
 
+    def _within_limits(self, h) -> bool:
+        """Whether the batches ``h`` spans are wholly inside what is loaded:
+        after what a snapshot already gave, up to the time-travel limits."""
+        return (h.base_offset >= self._skip_before
+                and (self.until_offset is None or h.last_offset <= self.until_offset)
+                and (self.until_time is None or h.max_timestamp <= self.until_time))
+
+    def _ended_data_batches(self, h) -> None:
+        """The image's provenance after data batches that ``h`` spans, taken
+        whole (its last batch's offset, epoch and time: ``/image/provenance``)."""
+        image = self.image
+        image.last_time = max(image.last_time, h.max_timestamp)
+        image.data_time = h.max_timestamp
+        image.last_offset = image.data_offset = max(image.last_offset, h.last_offset)
+        image.last_epoch = h.epoch
+
     def _defer_changes(self, h, entries: list, file_no: int) -> bool:
         """Keep a batch of deferred partition changes unfiled (see
         replay/pending.py); where the time-travel limit falls inside it, only
         those up to the limit, and stop."""
-        image = self.image
         if self.until_offset is None or h.last_offset <= self.until_offset:
             self._changes.add(file_no, h.position, h.end, entries)
-            image.last_time = max(image.last_time, h.max_timestamp)
-            image.data_time = h.max_timestamp
-            image.last_offset = image.data_offset = max(image.last_offset, h.last_offset)
-            image.last_epoch = h.epoch
+            self._ended_data_batches(h)
             return True
         kept, last = [], None
         if type(entries) is ChangeBatch:
@@ -388,6 +388,7 @@ class ReplayEngine:
         self.reached_limit = True
         if last is not None:
             self._changes.add(file_no, h.position, h.end, kept)
+            image = self.image
             image.last_time = max(image.last_time, last.timestamp)
             image.data_time = last.timestamp
             image.last_offset = image.data_offset = max(image.last_offset, last.offset)
