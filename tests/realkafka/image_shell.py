@@ -149,6 +149,13 @@ def without_provenance_offset(text: str) -> str:
     return _PROVENANCE.sub(r"\1*\2", text)
 
 
+def without_provenance_time(text: str) -> str:
+    return _PROVENANCE_TIME.sub(r"\1*", text)
+
+
+_PROVENANCE_TIME = re.compile(r"^(\s*offset -?\d+, epoch -?\d+, time ).*$", re.M)
+
+
 def loaded_nothing(dump: Dump) -> bool:
     """Kafka's shell showed the empty image (provenance offset -1): it read
     the file but applied nothing (a log without metadata.version, which 4.x
@@ -204,8 +211,14 @@ def _java_order(name: str) -> "list[int]":
     return [int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2)]
 
 
-def differences(name: str, kafka: Dump, ours: Dump, snapshot: bool) -> list[str]:
-    """Every line where the two shells differ (after the documented changes)."""
+def differences(name: str, kafka: Dump, ours: Dump, snapshot: bool,
+                snapshot_time: bool = False) -> list[str]:
+    """Every line where the two shells differ (after the documented changes).
+    ``snapshot_time``: ours read a metadata dir whose newest snapshot ends
+    where Kafka's log does, so its provenance time is the snapshot's
+    (the time the controller recorded in its header, which can be some
+    milliseconds after the last batch's own, which Kafka's shell shows of
+    the log): the time is left out, the offset and epoch compared."""
     out = []
     if kafka.status != "ok":
         return [f"{name}: Kafka's shell: {kafka.status}"]
@@ -218,6 +231,8 @@ def differences(name: str, kafka: Dump, ours: Dump, snapshot: bool) -> list[str]
         theirs, mine = kafka_as_ours(getattr(kafka, kind)), getattr(ours, kind)
         if snapshot:
             theirs, mine = without_provenance_offset(theirs), without_provenance_offset(mine)
+        elif snapshot_time:
+            theirs, mine = without_provenance_time(theirs), without_provenance_time(mine)
         elif (provenance_offset(kafka.tree) or 0) < (provenance_offset(ours.tree) or 0):
             # Kafka's shell is caught up at the last offset - 1: it may show the
             # image before a log's last batch (the files here end in a NoOp batch)

@@ -32,7 +32,7 @@ from cluster_histories import history
 from test_replay_support import Log, write_snapshot
 
 from .image_shell import (NEWEST, NEWEST_LEVELS, differences, kafka_dumps, loaded_nothing,
-                          our_dumps)
+                          our_dumps, provenance_offset)
 from .jars import require_java_and_maven
 
 CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
@@ -173,6 +173,7 @@ class Input:
     kafka: Path
     ours: Path
     snapshot: bool
+    newest_snapshot_end: "int | None" = None   # a metadata dir's: its newest snapshot's end offset
 
 
 def joined_log(segments: "list[Path]", into: Path) -> Path:
@@ -233,6 +234,7 @@ def run_inputs(kafka_run, into: Path) -> "tuple[list[Input], list[str]]":
         joined = joined_log(kafka_run.segments[node_id], into / f"node-{node_id}-log")
         without_trailing_control_batches(joined)
         given.append((f"node {node_id} metadata dir", joined, Path(metadata_dir)))
+        ends = [int(p.name[:20]) for p in kafka_run.snapshots[node_id]]
         for name, source, ours in given:
             level, unapplied = what_loads(ours)
             if unapplied:
@@ -255,7 +257,8 @@ def run_inputs(kafka_run, into: Path) -> "tuple[list[Input], list[str]]":
             if source == ours:
                 kafka = copies / source.name
                 shutil.copyfile(source, kafka)
-            inputs.append(Input(name, kafka, ours, source.suffix == ".checkpoint"))
+            inputs.append(Input(name, kafka, ours, source.suffix == ".checkpoint",
+                                max(ends, default=None) if source is joined else None))
     return inputs, left_out
 
 
@@ -273,8 +276,10 @@ def test_every_file_of_a_kafka_cluster_shows_as_in_kafkas_shell(kafka_run, tmp_p
             problems.append(f"{given.name}: Kafka's shell showed the empty image")
             continue
         ours = our_dumps(given.ours)
+        from_snapshot = (given.newest_snapshot_end is not None
+                         and provenance_offset(ours.tree) == given.newest_snapshot_end - 1)
         problems += differences(f"Kafka {kafka_run.version} {given.name}", kafka, ours,
-                                snapshot=given.snapshot)
+                                snapshot=given.snapshot, snapshot_time=from_snapshot)
         nodes += ours.find.count("\n")
     assert not problems, f"{len(problems)} of {len(inputs)} differ:\n" + "\n".join(problems[:20])
     assert inputs, "Kafka's shell can load none of the files:\n" + "\n".join(left_out)
