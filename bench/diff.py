@@ -44,7 +44,7 @@ SCENARIOS = ("load-logdir", "offsets", "load-snapshot", "snapshots")
 
 
 def _load(path: str):
-    from metashell.session import open_session
+    from metashell.session.files import open_session
     session = open_session(path)
     session.root.child("topics").children()   # the first answer, as bench/load.py times it
     return session
@@ -73,7 +73,7 @@ def scenario(what: str, args: list[str]) -> dict:
 
 
 def child(what: str, args: list[str]) -> None:
-    import metashell.baseline  # noqa: F401  (imports are not timed)
+    import metashell.session.baseline  # noqa: F401  (imports are not timed)
     import metashell.commands  # noqa: F401
     result = scenario(what, args)
     result.update(what=what, peak_rss=peak_rss_bytes())

@@ -43,10 +43,10 @@ ON_REQUEST = ("find", "until")
 def child(what: str, path: Path, info: dict) -> None:
     import kafka.record  # noqa: F401
     import metashell.fs.walk  # noqa: F401
-    import metashell.session  # noqa: F401
+    import metashell.session.files  # noqa: F401
     if what == "imports":
         return
-    from metashell.session import open_session
+    from metashell.session.files import open_session
     if what == "ls":
         open_session(path).root.child("topics").children()
     elif what == "summary":

@@ -87,7 +87,7 @@ def snapshot_end(path: Path) -> int:
 # --------------------------------------------------------------------------- children
 
 def child_file(path: str) -> None:
-    from metashell.session import open_session
+    from metashell.session.files import open_session
     with Timer() as t:
         s = open_session(path)
     report_child({"seconds": t.seconds, "peak_rss": peak_rss_bytes(),
@@ -95,7 +95,7 @@ def child_file(path: str) -> None:
 
 
 def child_live(bootstrap: str) -> None:
-    from metashell.live_session import open_live_session
+    from metashell.session.live import open_live_session
     from metashell.loader.live import LiveConfig, parse_controllers
     with Timer() as t:
         s = open_live_session(LiveConfig(parse_controllers(bootstrap), timeout=300))
@@ -113,7 +113,7 @@ def child_follow(bootstrap: str, start: int, total: int, step: int) -> None:
     """Follow while the parent appends ``total`` NoOp batches after offset
     ``start``; print the RSS each time ``step`` more were applied."""
     import gc
-    from metashell.live_session import open_live_session
+    from metashell.session.live import open_live_session
     from metashell.loader.live import LiveConfig, parse_controllers
     s = open_live_session(LiveConfig(parse_controllers(bootstrap), timeout=60))
     print(json.dumps({"ready": True, "rss": current_rss()}), flush=True)

@@ -44,7 +44,7 @@ SCENARIOS = ("first", "cat", "walk")
 # --------------------------------------------------------------------------- scenarios
 
 def _load(path: Path):
-    from metashell.session import open_session
+    from metashell.session.files import open_session
     return open_session(path)
 
 
@@ -85,7 +85,7 @@ def child(what: str, path: Path) -> None:
     """One scenario in this (fresh) process, printed as one JSON line."""
     start = time.perf_counter()
     import metashell.fs.walk  # noqa: F401  (imports are timed apart)
-    import metashell.session  # noqa: F401
+    import metashell.session.files  # noqa: F401
     imports = time.perf_counter() - start
     result = RUN[what](path)
     result.update(what=what, imports=imports, peak_rss=peak_rss_bytes())

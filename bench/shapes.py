@@ -444,7 +444,7 @@ def measure_walk(path: Path, info: dict) -> dict:
 def measure_ls(path: Path, info: dict) -> dict:
     """Load until ``ls /topics`` answers; then ``cat`` and ``summary`` on the
     same load (a one-shot ``summary`` costs the load plus the command)."""
-    from metashell.session import open_session
+    from metashell.session.files import open_session
     with Timer() as t:
         s = open_session(path)
         names = s.root.child("topics").children()
@@ -456,7 +456,7 @@ def measure_ls(path: Path, info: dict) -> dict:
 
 
 def measure_until(path: Path, info: dict) -> dict:
-    from metashell.session import open_session
+    from metashell.session.files import open_session
     with Timer() as t:
         s = open_session(path, until_offset=info["until"])
         names = s.root.child("topics").children()
@@ -465,7 +465,7 @@ def measure_until(path: Path, info: dict) -> dict:
 
 def measure_find(path: Path, info: dict) -> dict:
     from metashell.fs.walk import walk
-    from metashell.session import open_session
+    from metashell.session.files import open_session
     s = open_session(path)
     files = 0
     with Timer() as t:
@@ -486,8 +486,8 @@ def measure_command(path: Path, info: dict, what: str) -> dict:
     """A one-shot run of a command: the load, then the command, its output
     to /dev/null (streamed: nothing holds it)."""
     from metashell.commands import Context, run_words
-    from metashell.planned_session import PlannedSession
-    from metashell.session import open_session
+    from metashell.session.planned import PlannedSession
+    from metashell.session.files import open_session
     output, words = COMMANDS[what]
     # as the shell opens the source for a one-shot command: log plans the files, replays nothing
     opener = PlannedSession if words[0] == "log" else open_session
@@ -506,7 +506,7 @@ def child(what: str, path: Path, info: dict) -> None:
     import kafka.record  # noqa: F401  (imports are not timed)
     import metashell.commands  # noqa: F401
     import metashell.fs.walk  # noqa: F401
-    import metashell.session  # noqa: F401
+    import metashell.session.files  # noqa: F401
     result = MEASURES[what](path, info)
     result.update(peak_rss=peak_rss_bytes())
     report_child(result)

@@ -88,7 +88,7 @@ def _clusters(fleet: Path) -> list[Path]:
 # --------------------------------------------------------------------------- children
 
 def child_loop(fleet: Path) -> dict:
-    from metashell.session import open_session
+    from metashell.session.files import open_session
 
     partitions = 0
     with Timer() as t:
@@ -101,7 +101,7 @@ def child_loop(fleet: Path) -> dict:
 
 def child_largest(fleet: Path) -> dict:
     """The shell loading the largest cluster and reading every partition."""
-    from metashell.session import open_session
+    from metashell.session.files import open_session
 
     largest = max(_clusters(fleet), key=_size)
     s = open_session(largest)

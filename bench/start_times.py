@@ -107,7 +107,7 @@ def _write_long_segment(part: Path, batches: int) -> dict:
 # --------------------------------------------------------------------------- scenarios (children)
 
 def scenario_load(path: Path) -> dict:
-    from metashell.session import open_session
+    from metashell.session.files import open_session
     with Timer() as t:
         s = open_session(path)
         n = len(s.root.child("topics").children())
@@ -116,7 +116,7 @@ def scenario_load(path: Path) -> dict:
 
 def scenario_starts(path: Path) -> dict:
     from metashell.replay.registration import started
-    from metashell.session import open_session
+    from metashell.session.files import open_session
     s = open_session(path)
     with Timer() as t:
         rows = started(s.image, s.times)
@@ -133,7 +133,7 @@ RUN = {"load": scenario_load, "starts": scenario_starts, "imports": scenario_imp
 
 
 def child(what: str, path: Path) -> None:
-    import metashell.session  # noqa: F401  (imports are not timed)
+    import metashell.session.files  # noqa: F401  (imports are not timed)
     result = RUN[what](path)
     result.update(peak_rss=peak_rss_bytes())
     report_child(result)

@@ -1,7 +1,7 @@
 """The ``kafka-metadata-shell`` command line (click).
 
-Two sources: ``-s PATH`` (files, ``metashell.session``) or ``-C LIST`` (a
-live controller quorum, ``metashell.live_session``: the shell catches up
+Two sources: ``-s PATH`` (files, ``metashell.session.files``) or ``-C LIST`` (a
+live controller quorum, ``metashell.session.live``: the shell catches up
 with the quorum's committed log, then runs the mode while the image keeps
 following in the background).
 
@@ -10,7 +10,7 @@ Three modes, one dispatcher (``metashell.commands.run_words``/``run_line``):
 * one-shot: ``kafka-metadata-shell -s PATH ls -l /topics``: the words after
   the options are the command, passed through untouched (even ``-l``); a
   one-shot ``log`` of files opens them planned, not replayed
-  (``metashell.planned_session``);
+  (``metashell.session.planned``);
 * script: no command and stdin is not a terminal: each line of stdin is a
   command (blank lines and ``#`` comments skipped; ``exit`` stops);
 * interactive: no command and stdin is a terminal: the prompt-toolkit REPL.
@@ -22,8 +22,8 @@ loading progress bar to stderr.
 
 Tests pass their own session factories: ``make_cli(open_session=...,
 open_live=...)`` or ``main(argv, open_session=..., standalone_mode=False)``;
-the real ones (``metashell.session.open_session``,
-``metashell.live_session.open_live_session``) are imported only when needed.
+the real ones (``metashell.session.files.open_session``,
+``metashell.session.live.open_live_session``) are imported only when needed.
 """
 
 from __future__ import annotations
@@ -92,12 +92,12 @@ Shell completion of options and commands:
 
 
 def _default_open_session(path, **kwargs):
-    from metashell.session import open_session
+    from metashell.session.files import open_session
     return open_session(path, **kwargs)
 
 
 def _default_open_live(config, **kwargs):
-    from metashell.live_session import open_live_session
+    from metashell.session.live import open_live_session
     return open_live_session(config, **kwargs)
 
 
@@ -115,7 +115,7 @@ class _EmptySession:
 
 
 def _default_open_planned(path, **kwargs):
-    from metashell.planned_session import open_planned_session
+    from metashell.session.planned import open_planned_session
     return open_planned_session(path, **kwargs)
 
 
@@ -347,8 +347,8 @@ def _command_problem(words) -> str | None:
 def make_cli(open_session: "Callable[..., Any] | None" = None,
              open_live: "Callable[..., Any] | None" = None) -> click.Command:
     """The click command. ``open_session`` replaces
-    ``metashell.session.open_session`` and ``open_live``
-    ``metashell.live_session.open_live_session`` (tests)."""
+    ``metashell.session.files.open_session`` and ``open_live``
+    ``metashell.session.live.open_live_session`` (tests)."""
     opener = open_session or _default_open_session
     live_opener = open_live or _default_open_live
 

@@ -27,7 +27,7 @@ import os
 from contextlib import contextmanager
 
 from metashell.commands import Context, run_words
-from metashell.session import open_session
+from metashell.session.files import open_session
 
 LEFT_OUT = ("local",)
 

@@ -15,7 +15,7 @@ from metashell.loader import deferred
 from metashell.loader.fast.batch_runs import MAX_BATCHES, BatchRun
 from metashell.loader.fast.partition_runs import VERSIONS as RUN_VERSIONS
 from metashell.loader.store import RecordStore
-from metashell.session import open_session
+from metashell.session.files import open_session
 from metashell.fs.root import build_root
 from test_replay_support import TS0, Log, change, leaves, partition, topic, uid, write_snapshot
 from test_live_cli_e2e import run_cli

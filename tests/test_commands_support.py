@@ -2,7 +2,7 @@
 
 ``make_root()`` is a small contract-shaped tree built from the generic nodes
 of ``metashell.fs.node``; ``FakeSession`` and ``fake_open_session`` stand in
-for ``metashell.session`` so the shell can be tested on its own.
+for ``metashell.session.files`` so the shell can be tested on its own.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ CHANGES = {
 
 
 class FakeSession:
-    """Quacks like ``metashell.session.Session``."""
+    """Quacks like ``metashell.session.files.Session``."""
 
     def __init__(self, root=None, source="fake.checkpoint", warnings=()):
         self.root = root if root is not None else make_root()

@@ -12,13 +12,13 @@ import pytest
 from click.testing import CliRunner
 
 from metashell import cli
-from metashell.baseline import open_baseline
+from metashell.session.baseline import open_baseline
 from metashell.commands import Context, complete_line, run_words
 from metashell.errors import MetashellError
 from metashell.fs.compare import compare
 from metashell.fs.root import build_root
 from metashell.kraft.writer import record
-from metashell.session import open_session
+from metashell.session.files import open_session
 from test_replay_support import (TS0, Log, broker, change, config, feature, partition, topic, uid,
                                  write_snapshot)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from metashell.baseline import open_baseline
+from metashell.session.baseline import open_baseline
 from metashell.errors import MetashellError
 from metashell.commands import Context, run_words
 from metashell.fs.compare import compare
@@ -19,7 +19,7 @@ from metashell.fs.root import build_root
 from metashell.fs.walk import walk
 from metashell.loader.inputs import plan
 from metashell.loader.reader import read_file
-from metashell.session import open_session
+from metashell.session.files import open_session
 
 CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
 LEFT_OUT = {("local",), ("topicIds",), ("image",), ("metadataQuorum",)}   # /image mirrors the tree

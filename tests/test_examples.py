@@ -15,7 +15,7 @@ import pytest
 from metashell.fs.walk import walk
 from metashell.loader.inputs import read_meta_properties, read_quorum_state
 from metashell.loader.reader import FileReader
-from metashell.session import open_session
+from metashell.session.files import open_session
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "examples" / "make_example_cluster.py"

@@ -17,7 +17,7 @@ from metashell.kraft.catalog import METADATA
 from metashell.loader import reader as reader_module
 from metashell.loader.fast import kept_runs, partition_runs, summary_counts
 from metashell.loader.store import RecordStore
-from metashell.session import open_session
+from metashell.session.files import open_session
 from test_replay_support import broker, config, leaves, partition, problems, topic, uid, write_snapshot
 
 SHORTCUTS = sorted(m.name for m in pkgutil.iter_modules(fast.__path__))

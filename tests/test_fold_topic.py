@@ -17,7 +17,7 @@ from metashell.fs.walk import walk, walk_names
 from metashell.kraft.writer import Out
 from metashell.render import json_text, value_text
 from metashell.replay.partition_model import data_text, shown
-from metashell.session import open_session
+from metashell.session.files import open_session
 from test_summary_counts import (CASES, CORPORA, DIRS, TS, _corpus_inputs, changed, changes,
                                    partition, snapshot, topic_of)
 

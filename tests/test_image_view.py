@@ -139,7 +139,7 @@ def test_provenance_is_the_last_data_batch_as_in_kafkas_shell(tmp_path):
     shows the last data batch's offset, epoch and time; so does /image; the
     native tree's last offset still counts every batch."""
     from metashell.kraft.writer import LogWriter, segment_name
-    from metashell.session import open_session
+    from metashell.session.files import open_session
     w = LogWriter(0, epoch=1, timestamp=1_700_000_000_000)
     w.batch([record("FeatureLevelRecord", name="metadata.version", featureLevel=7)])
     w.batch([broker(1)], timestamp=1_700_000_000_500)
@@ -164,7 +164,7 @@ def test_provenance_is_the_last_batch_of_metadata_records_after_leader_changes(t
     changes shows the last data batch's offset and time, in text and JSON;
     /metadataQuorum/offset is the last record applied."""
     from test_replay_support import Log
-    from metashell.session import open_session
+    from metashell.session.files import open_session
     log = Log(epoch=4)
     log.add(record("NoOpRecord"))                 # offset 0, TS0
     log.add(record("NoOpRecord"))                 # offset 1, TS0 + 1 s
@@ -182,7 +182,7 @@ def test_provenance_time_is_the_last_data_batchs_own(tmp_path):
     LeaderChange before it (its records were stamped when made): Kafka's
     provenance is that batch's own time, not the latest time seen."""
     from metashell.kraft.writer import LogWriter, segment_name
-    from metashell.session import open_session
+    from metashell.session.files import open_session
     w = LogWriter(0, epoch=1, timestamp=1_700_000_000_000)
     w.batch([record("FeatureLevelRecord", name="metadata.version", featureLevel=7)])
     w.leader_change(2, [1, 2, 3], epoch=2, timestamp=1_700_000_000_575)

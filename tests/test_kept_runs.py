@@ -18,7 +18,7 @@ from metashell.loader.reader import read_file
 from metashell.kraft.writer import Out, encode_records, record
 from metashell.replay.engine import ReplayEngine
 from metashell.replay.summary import summarize
-from metashell.session import open_session
+from metashell.session.files import open_session
 from test_replay_support import Log, config, leaves, partition, topic, uid, write_snapshot
 
 END = 500   # the snapshot's end offset

@@ -547,7 +547,7 @@ def test_describe_quorum_denied_is_a_live_error(quorums):
 
 def test_image_matches_a_file_load(quorums, tmp_path):
     """The same records written to a segment and served live give the same tree."""
-    from metashell.session import open_session
+    from metashell.session.files import open_session
     q = a_cluster_log(quorums(3)).start()
     f = quorums.follow(live_config(q))
     assert f.wait(caught_up), f.error

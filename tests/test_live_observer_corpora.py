@@ -17,7 +17,7 @@ from fake_kraft import FakeQuorum
 from fake_kraft_follow import Follow, check_contiguous, image_json, live_config, rebuild
 from metashell.errors import MetashellError
 from metashell.loader.live import SnapshotEvent
-from metashell.session import open_session
+from metashell.session.files import open_session
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 DIRS = sorted(p.name for p in CORPORA.iterdir() if p.is_dir()) if CORPORA.is_dir() else []

@@ -14,10 +14,10 @@ from test_replay_support import (TS0, Log, broker, cat, leaves, ls, partition, t
                                  write_snapshot)
 
 from metashell.errors import MetashellError
-from metashell.live_session import LiveSession, open_live_session
+from metashell.session.live import LiveSession, open_live_session
 from metashell.loader.live import LiveError
 from metashell.kraft.writer import record
-from metashell.session import open_session
+from metashell.session.files import open_session
 
 SNAP = [broker(1, fenced=False), topic("a", uid(1)), partition(uid(1), 0)]
 

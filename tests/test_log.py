@@ -15,7 +15,7 @@ import pytest
 from kafka.record import MemoryRecords
 
 from metashell.commands import Context, run_words
-from metashell.session import open_session
+from metashell.session.files import open_session
 
 REPO = Path(__file__).resolve().parents[1]
 CORPORA = REPO.parent / "shared" / "corpora"
@@ -337,7 +337,7 @@ def test_completion_of_options_entities_and_types():
 
 def test_one_shot_log_plans_the_files_and_replays_nothing_unless_asked(monkeypatch):
     from metashell import cli
-    from metashell.planned_session import PlannedSession
+    from metashell.session.planned import PlannedSession
 
     opened = []
     real = PlannedSession.loaded

@@ -15,10 +15,11 @@ from fake_kraft import FakeQuorum
 from test_live_session_support import CONFIG, ScriptedObserver, committed_event, snapshot_event, status
 from test_replay_support import broker, partition, topic, uid
 
-from metashell import cli, live_session
+from metashell import cli
+from metashell.session import live as live_session
 from metashell.commands import Context, run_words
 from metashell.kraft.writer import record
-from metashell.live_session import open_live_session
+from metashell.session.live import open_live_session
 
 SNAP = [broker(1, fenced=False), topic("a", uid(1)), partition(uid(1), 0)]
 LOG = [[topic("b", uid(2))], [partition(uid(2), 0), partition(uid(2), 1)],

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from metashell import cli
 from metashell.errors import MetashellError
 from metashell.kraft.writer import snapshot_name
-from metashell.session import open_session
+from metashell.session.files import open_session
 from test_replay_support import (TS0, Log, broker, change, leaves, partition, topic, uid,
                                  write_snapshot)
 

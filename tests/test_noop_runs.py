@@ -14,7 +14,7 @@ from metashell.loader.fast import noop_runs
 from metashell.loader.fast.noop_runs import BATCH_SIZE, NOOP_RECORD, NoOpRun
 from metashell.loader.store import RecordStore
 from metashell.kraft.writer import encode_records, record
-from metashell.session import open_session
+from metashell.session.files import open_session
 from test_replay_support import TS0, Log, change, leaves, partition, topic, uid, write_snapshot
 from test_store import same_replay
 

@@ -13,7 +13,7 @@ import pytest
 from test_replay_support import Log, broker, change, config, load, partition, topic, uid
 
 from metashell.commands import Context, run_words
-from metashell.session import open_session
+from metashell.session.files import open_session
 
 REPO = Path(__file__).resolve().parents[1]
 CORPORA = REPO.parent / "shared" / "corpora"

@@ -17,7 +17,7 @@ from metashell.loader.reader import read_file
 from metashell.kraft.writer import record
 from metashell.replay import pending
 from metashell.replay.engine import ReplayEngine
-from metashell.session import open_session
+from metashell.session.files import open_session
 from test_replay_support import TS0, Log, change, config, leaves, partition, topic, uid
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"

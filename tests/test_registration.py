@@ -28,7 +28,7 @@ from metashell.loader.append_times import NO_LOG, SegmentAppendTimes
 from metashell.loader.inputs import parse_snapshot_name, plan
 from metashell.loader.reader import read_file
 from metashell.replay.registration import NO_TIMES
-from metashell.session import open_session
+from metashell.session.files import open_session
 from metashell.timefmt import duration
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from metashell.fs.compare import subtree_value as walked   # children() and child(), node by node
 from metashell.render import _flat_object_text, json_text, value_text, write_tree_json
-from metashell.session import open_session
+from metashell.session.files import open_session
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cluster"
 

@@ -19,7 +19,7 @@ T1, T2, T3 = uid(1), uid(2), uid(3)
 
 
 def session_of(tmp_path, log: Log, **kw):
-    from metashell.session import open_session
+    from metashell.session.files import open_session
     return open_session(log.write(tmp_path), **kw)
 
 

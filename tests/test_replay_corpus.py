@@ -29,7 +29,7 @@ from metashell.loader.inputs import parse_snapshot_name
 from metashell.loader.reader import read_file
 from metashell.replay.engine import ReplayEngine
 from metashell.fs.root import build_root
-from metashell.session import open_session
+from metashell.session.files import open_session
 from test_replay_support import leaves
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"

@@ -9,7 +9,7 @@ from metashell.fs.root import build_root
 from metashell.loader.reader import read_file
 from metashell.kraft.writer import control, record
 from metashell.replay.engine import ReplayEngine
-from metashell.session import open_session
+from metashell.session.files import open_session
 from test_replay_support import (TS0, Log, broker, cat, change, engine_over, feature, ls, node,
                                  partition, problems, topic, uid, write_snapshot)
 

@@ -15,7 +15,7 @@ from metashell.kraft.primitives import uuid_to_str
 from metashell.loader.reader import read_file
 from metashell.kraft.writer import LogWriter, record, segment_name, snapshot_bytes, snapshot_name
 from metashell.replay.engine import ReplayEngine
-from metashell.session import open_session
+from metashell.session.files import open_session
 
 TS0 = 1_700_000_000_000          # append time of the first batch (ms)
 MIGRATING = "AAAAAAAAAAAAAAAAAAAAAA"

@@ -9,7 +9,7 @@ import pytest
 
 from metashell.errors import MetashellError
 from metashell.kraft.writer import record
-from metashell.session import open_session
+from metashell.session.files import open_session
 from test_replay_support import (TS0, Log, broker, cat, change, config, feature, leaves, ls, node,
                                  partition, topic, uid, write_snapshot)
 

@@ -21,7 +21,7 @@ from metashell.kraft.writer import LogWriter, Out, build_batch, encode_records, 
 from metashell.replay.engine import ReplayEngine
 from metashell.fs.root import build_root
 from test_replay_support import TS0, Log, change, leaves, partition, problems, topic, uid, write_snapshot
-from metashell.session import open_session
+from metashell.session.files import open_session
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 FIELDS = ("offset", "timestamp", "epoch", "kind", "name", "api_key", "version", "frame", "layout",

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from metashell.kraft.writer import LogWriter, Out, record, snapshot_bytes
 from metashell.replay.summary import summarize
-from metashell.session import open_session
+from metashell.session.files import open_session
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cluster"

@@ -130,7 +130,7 @@ class TestEmpty:
     def test_an_empty_log(self, tmp_path):
         path = tmp_path / "00000000000000000000.log"
         path.write_bytes(b"")
-        from metashell.session import open_session
+        from metashell.session.files import open_session
         s = open_session(path)
         assert ls(s.root, "/topics") == []
 
@@ -140,7 +140,7 @@ class TestLeafChanges:
         log = Log()
         log.leader(1, epoch=3)
         log.add(topic("foo", T1))
-        from metashell.session import open_session
+        from metashell.session.files import open_session
         s = open_session(log.write(tmp_path))
         assert node(s.root, "/metadataQuorum/leaderId").last_change()[0] == 0
         assert s.root.last_change()[0] == 1

@@ -14,7 +14,7 @@ from test_live_session_support import (CONFIG, ScriptedObserver, committed_event
 from test_replay_support import broker, partition, topic, uid
 
 from metashell.commands import COMMANDS, Context, run_line
-from metashell.live_session import open_live_session
+from metashell.session.live import open_live_session
 from metashell.kraft.writer import record
 
 SNAP = [broker(1, fenced=False), broker(2, fenced=False), topic("a", uid(1)),

@@ -24,7 +24,7 @@ WARNING_PREFIX = "kafka-metadata-shell: warning: "
 @dataclass
 class Context:
     root: Node
-    session: Any = None                    # a metashell.session.Session (summary/changes)
+    session: Any = None                    # a metashell.session.files.Session (summary/changes)
     cwd: str = "/"
     output: str = "text"                   # "text" or "json"
     out: TextIO = field(default_factory=lambda: sys.stdout)
@@ -69,7 +69,7 @@ class Context:
 
     def strict_failure(self) -> bool:
         """Whether ``--strict`` fails the run: any problem of the load, found
-        since, or raised by a command (see ``metashell.findings``). What no
+        since, or raised by a command (see ``metashell.session.findings``). What no
         command looked at is looked at first: a record read lazily (a
         partition change still pending, a partition never listed) that
         cannot be applied is as much a problem as one read at load."""

@@ -128,7 +128,7 @@ class LoadPlan:
     ``meta_properties`` / ``quorum_state`` are None when absent or malformed
     (malformed adds a note). ``notes`` are one-line remarks for the user;
     ``problems`` those of them that mean state is missing from the image
-    (a gap in the log), which ``--strict`` fails on (``metashell.findings``).
+    (a gap in the log), which ``--strict`` fails on (``metashell.session.findings``).
     """
 
     kind: str

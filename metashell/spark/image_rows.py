@@ -97,7 +97,7 @@ def rows_clusters(session):
 
 
 def notes(warnings: list[str], problems: list[str]) -> list[str]:
-    """The warnings that are not problems (metashell.findings)."""
+    """The warnings that are not problems (metashell.session.findings)."""
     problems = set(problems)
     return [w for w in warnings if w not in problems]
 

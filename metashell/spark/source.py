@@ -21,7 +21,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from ..errors import MetashellError, UsageError
 from ..loader import inputs
 from ..render import parse_time
-from ..session import open_session
+from ..session.files import open_session
 from . import discover, history, image_rows
 from .arrow import record_batches
 from .schemas import TABLES, ddl

@@ -90,7 +90,7 @@ def our_dumps(path) -> Dump:
     """metashell's ``find /image`` and ``tree /image`` on ``path``."""
     from metashell.commands import Context, run_words
     from metashell.errors import MetashellError
-    from metashell.session import open_session
+    from metashell.session.files import open_session
 
     try:
         session = open_session(path, show_secrets=True)

@@ -208,7 +208,7 @@ def what_loads(path: Path) -> "tuple[int | None, list[str]]":
     """The metadata.version feature level ``path`` ends with (None: unset),
     and the records metashell could not apply (every partition folded)."""
     from metashell.fs.node import lookup
-    from metashell.session import open_session
+    from metashell.session.files import open_session
 
     session = open_session(path)
     try:

@@ -39,7 +39,7 @@ import pytest
 from metashell.fs.node import lookup
 from metashell.kraft import enums
 from metashell.loader.reader import read_records
-from metashell.session import open_session
+from metashell.session.files import open_session
 
 from .jars import log_config, require_java_and_maven, selected_versions, shell_classpath
 from .test_image_vs_kafka_shell import CORPORA, joined_log

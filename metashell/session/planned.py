@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .loader import inputs
+from ..loader import inputs
 
 
 class PlannedSession:
@@ -43,7 +43,7 @@ class PlannedSession:
     def loaded(self):
         """The source loaded (once), as ``-s`` loads it."""
         if self._loaded is None:
-            from .session import open_session
+            from .files import open_session
             self._loaded = open_session(self.source, show_secrets=self.show_secrets,
                                         progress=self._progress)
         return self._loaded

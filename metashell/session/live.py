@@ -1,6 +1,6 @@
 """A session that follows a live KRaft controller quorum (``-C``).
 
-The same surface as the file :class:`~metashell.session.Session` (root,
+The same surface as the file :class:`~metashell.session.files.Session` (root,
 image, engine, counts, summary, changes), fed by
 :class:`metashell.loader.live.Observer` in one background thread, the
 follower:
@@ -32,19 +32,20 @@ from dataclasses import replace
 from contextlib import contextmanager
 from typing import Callable
 
-from .buildinfo import local_entries
-from .errors import MetashellError
+from ..buildinfo import local_entries
+from ..errors import MetashellError
+from ..fs.entities import entity_path
+from ..fs.root import build_root
+from ..gcpause import no_cyclic_gc
+from ..loader.live import CommittedEvent, NoticeEvent, SnapshotEvent
+from ..loader.log_walk import Fetched
+from ..loader.reader import FileReader
+from ..replay.describe import describe
+from ..replay.engine import ReplayEngine
+from ..timefmt import iso_time
+from .files import ImageSession
 from .findings import Findings
-from .fs.entities import entity_path
-from .fs.root import build_root
-from .gcpause import no_cyclic_gc
-from .loader.live import CommittedEvent, NoticeEvent, SnapshotEvent
-from .loader.log_walk import Fetched
-from .loader.reader import FileReader
-from .replay.describe import describe
-from .replay.engine import ReplayEngine
-from .session import ImageSession, _Loader
-from .timefmt import iso_time
+from .loading import Loader
 
 BACKLOG = 10_000     # changes kept between catch-up and the first `watch`
 LOG_KEPT = 256 << 20   # bytes of the fetched log kept for `log` (the oldest batches go first)
@@ -185,7 +186,7 @@ class LiveSession(ImageSession):
         progress = None if self.progress is None else \
             (lambda done, total: self._report(event.end_offset * done // max(total, 1)))
         with no_cyclic_gc():
-            loader = _Loader(len(event.data), progress)
+            loader = Loader(len(event.data), progress)
             loader.apply_snapshot(engine, event.source, event.end_offset, event.epoch, True,
                                   buf=event.data)
         warnings = loader.ended.notes()
@@ -427,7 +428,7 @@ def open_live_session(config, *, until_offset: int | None = None, until_time: in
     """Start following the quorum of ``config`` (a ``LiveConfig``) and wait
     until caught up. Raises ``LiveError`` (one line) when that fails."""
     if observer_factory is None:
-        from .loader.live import Observer as observer_factory
+        from ..loader.live import Observer as observer_factory
     session = LiveSession(config, observer_factory(config), until_offset=until_offset,
                           until_time=until_time, show_secrets=show_secrets,
                           progress=progress, notify=notify, observer_factory=observer_factory,

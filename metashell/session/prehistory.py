@@ -18,11 +18,11 @@ every stand-in is marked as coming from a snapshot.
 
 from __future__ import annotations
 
-from .errors import MetashellError
-from .fs.entities import entity_records
-from .fs.node import lookup
-from .fs.root import build_root
-from .replay.engine import ReplayEngine
+from ..errors import MetashellError
+from ..fs.entities import entity_records
+from ..fs.node import lookup
+from ..fs.root import build_root
+from ..replay.engine import ReplayEngine
 
 
 class OlderLog:

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ..loader.reader import snapshot_timestamp
+from ..replay.image import Image
+from ..replay.rewind import rewind
 from .findings import Findings
-from .loader.reader import snapshot_timestamp
-from .replay.image import Image
-from .replay.rewind import rewind
 from .travel import Limit, Point, check_not_before, past_end
 
 #: how diff's options name an earlier point of the same source in messages
@@ -32,10 +32,10 @@ FROM_OPTIONS = ("--from-offset", "--from-time")
 def open_baseline(session, open_session: Callable, *, from_offset: int | None = None,
                   from_time: int | None = None, against=None,
                   rewinding: bool = True) -> tuple[Image, Findings]:
-    """The image to compare ``session``'s (a :class:`~metashell.session.ImageSession`)
+    """The image to compare ``session``'s (a :class:`~metashell.session.files.ImageSession`)
     with, and what its loading had to say (the rewound image: only a point past
     the end of the data). ``open_session`` loads a source
-    (:func:`metashell.session.open_session`, passed in by the session: this
+    (:func:`metashell.session.files.open_session`, passed in by the session: this
     module is imported by it).
     ``rewinding=False`` always replays again (to check the rewound image
     against)."""

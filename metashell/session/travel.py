@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import MetashellError
-from .loader import inputs
-from .loader.reader import FileReader, snapshot_timestamp
-from .timefmt import iso_time
+from ..errors import MetashellError
+from ..loader import inputs
+from ..loader.reader import FileReader, snapshot_timestamp
+from ..timefmt import iso_time
 
 #: below this, an --until-time in epoch ms is before 1973: likely epoch seconds
 _SECONDS_LOOKALIKE = 100_000_000_000
