@@ -96,7 +96,7 @@ def child_file(path: str) -> None:
 
 def child_live(bootstrap: str) -> None:
     from metashell.session.live import open_live_session
-    from metashell.loader.live import LiveConfig, parse_controllers
+    from metashell.live import LiveConfig, parse_controllers
     with Timer() as t:
         s = open_live_session(LiveConfig(parse_controllers(bootstrap), timeout=300))
     topics = len(s.image.topics)
@@ -114,7 +114,7 @@ def child_follow(bootstrap: str, start: int, total: int, step: int) -> None:
     ``start``; print the RSS each time ``step`` more were applied."""
     import gc
     from metashell.session.live import open_live_session
-    from metashell.loader.live import LiveConfig, parse_controllers
+    from metashell.live import LiveConfig, parse_controllers
     s = open_live_session(LiveConfig(parse_controllers(bootstrap), timeout=60))
     print(json.dumps({"ready": True, "rss": current_rss()}), flush=True)
     deadline = time.monotonic() + 600

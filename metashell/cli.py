@@ -328,7 +328,7 @@ def _live_config(controllers: str, config, timeout, cluster_id, persistent: bool
     for a one-shot command, which gives up after the timeout); ``started``:
     when the command started, which the timeout counts from."""
     from metashell.errors import UsageError
-    from metashell.loader.live import LiveConfig, SecurityConfig, load_client_config, \
+    from metashell.live import LiveConfig, SecurityConfig, load_client_config, \
         parse_controllers
     try:
         quorum = parse_controllers(controllers)

@@ -16,7 +16,7 @@ import time
 
 from metashell.fs.root import build_root
 from metashell.kraft.batch import BatchScanner
-from metashell.loader.live import (CommittedEvent, LiveConfig, Observer, SnapshotEvent,
+from metashell.live import (CommittedEvent, LiveConfig, Observer, SnapshotEvent,
                                    StatusEvent, parse_controllers)
 from metashell.loader.reader import FileReader
 from metashell.replay.engine import ReplayEngine

@@ -18,7 +18,7 @@ from test_replay_support import broker
 from metashell import __version__, cli
 from metashell.commands import Context
 from metashell.session.live import open_live_session
-from metashell.loader.live import Controller, LiveError
+from metashell.live import Controller, LiveError
 from metashell.repl import Repl
 
 

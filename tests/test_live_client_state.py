@@ -8,9 +8,9 @@ import pytest
 
 from metashell.errors import LiveError
 from metashell.kraft.batch import BatchScanner
-from metashell.loader.live import CommittedEvent, Controller, SnapshotEvent
-from metashell.loader.live import protocol as p
-from metashell.loader.live.state import FetchAnswer, Follower
+from metashell.live import CommittedEvent, Controller, SnapshotEvent
+from metashell.live import protocol as p
+from metashell.live.state import FetchAnswer, Follower
 from metashell.kraft.writer import LogWriter, record
 
 C1, C2, C3 = Controller(1, "h1", 9093), Controller(2, "h2", 9093), Controller(3, "h3", 9093)
@@ -295,7 +295,7 @@ def test_catching_up_whenever_the_image_is_behind_the_high_watermark():
 
 
 def test_backoff_doubles_to_two_seconds_with_jitter():
-    from metashell.loader.live.observer import Backoff
+    from metashell.live.observer import Backoff
     b = Backoff()
     delays = [b.delay() for _ in range(10)]
     nominal = [min(2.0, 0.05 * 2 ** i) for i in range(10)]
@@ -354,7 +354,7 @@ def test_invalid_request_for_the_partition_is_fatal():
 
 
 def test_a_downloaded_snapshot_is_checked_like_a_file():
-    from metashell.loader.live.observer import _check_batches
+    from metashell.live.observer import _check_batches
     from metashell.kraft.writer import snapshot_bytes
     good = snapshot_bytes([record("NoOpRecord") for _ in range(10)], epoch=3)
     _check_batches(good, "snapshot 10-3 from controller 1@h1:9093")

@@ -14,8 +14,8 @@ import pytest
 import trustme
 
 from metashell.errors import LiveError
-from metashell.loader.live import LiveConfig, Observer, SecurityConfig, StatusEvent, parse_controllers
-from metashell.loader.live import protocol as p
+from metashell.live import LiveConfig, Observer, SecurityConfig, StatusEvent, parse_controllers
+from metashell.live import protocol as p
 
 CONTROLLER_APIS = {18: (0, 4), 1: (0, 17), 59: (0, 1), 55: (0, 2), 17: (0, 1), 36: (0, 2)}
 
@@ -174,7 +174,7 @@ def test_controller_too_old(server):
 
 
 def test_requests_are_clamped_to_the_controllers_versions(server):
-    from metashell.loader.live.transport import Connection
+    from metashell.live.transport import Connection
     s = server(apis={**CONTROLLER_APIS, 1: (0, 13), 55: (0, 0), 59: (0, 0), 36: (0, 1)})
     conn = Connection(parse_controllers(f"127.0.0.1:{s.port}")[0], SecurityConfig())
     conn.open(time.monotonic() + 5)
@@ -270,7 +270,7 @@ def test_ipv6_loopback():
         conn.sendall(api_versions_frame(struct.unpack_from(">hhi", frame)[2], CONTROLLER_APIS))
         read_frame(conn)
     threading.Thread(target=serve, daemon=True).start()
-    from metashell.loader.live.transport import Connection
+    from metashell.live.transport import Connection
     conn = Connection(parse_controllers(f"[::1]:{port}")[0], SecurityConfig())
     try:
         conn.open(time.monotonic() + 5)

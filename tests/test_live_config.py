@@ -10,7 +10,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
 
 from metashell.errors import MetashellError, UsageError
-from metashell.loader.live import Controller, SecurityConfig, load_client_config, parse_controllers
+from metashell.live import Controller, SecurityConfig, load_client_config, parse_controllers
 
 SECRET = "s3cr3t-Pa55"
 

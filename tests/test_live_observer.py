@@ -1,4 +1,4 @@
-"""End-to-end: the live observer (``metashell.loader.live.Observer``)
+"""End-to-end: the live observer (``metashell.live.Observer``)
 against the fake controller quorum (``fake_kraft``).
 
 Each test sets up the quorum, follows it with a real observer over
@@ -19,7 +19,7 @@ from fake_kraft import PROFILES, FakeQuorum, Fault, noop_records, split_batches
 from fake_kraft_follow import (Follow, check_contiguous, image_json, live_config, rebuild,
                                record_offsets)
 from metashell.errors import CorruptDataError
-from metashell.loader.live import CommittedEvent, LiveError, SnapshotEvent
+from metashell.live import CommittedEvent, LiveError, SnapshotEvent
 from metashell.loader.reader import FileReader
 from metashell.kraft.primitives import uuid_to_str
 from metashell.kraft.writer import record, snapshot_bytes

@@ -16,7 +16,7 @@ import pytest
 from fake_kraft import FakeQuorum
 from fake_kraft_follow import Follow, check_contiguous, image_json, live_config, rebuild
 from metashell.errors import MetashellError
-from metashell.loader.live import SnapshotEvent
+from metashell.live import SnapshotEvent
 from metashell.session.files import open_session
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"

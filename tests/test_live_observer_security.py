@@ -13,7 +13,7 @@ import pytest
 from fake_kraft import FakeQuorum, Listener
 from fake_kraft_follow import Follow, live_config
 from fake_kraft_security import TlsCertificates
-from metashell.loader.live import LiveError, load_client_config
+from metashell.live import LiveError, load_client_config
 from metashell.kraft.writer import record
 
 SECRET = "pa55-w0rd-s3cret"

@@ -8,8 +8,8 @@ import uuid
 
 import pytest
 
-from metashell.loader.live import protocol as p
-from metashell.loader.live.state import FetchAnswer
+from metashell.live import protocol as p
+from metashell.live.state import FetchAnswer
 
 GOLDEN_FETCH = {
     13: "0000005e0001000d0000000700036b6d7300ffffffff000001f400000000008000000000000000ffffffff02"

@@ -15,7 +15,7 @@ from test_replay_support import (TS0, Log, broker, cat, leaves, ls, partition, t
 
 from metashell.errors import MetashellError
 from metashell.session.live import LiveSession, open_live_session
-from metashell.loader.live import LiveError
+from metashell.live import LiveError
 from metashell.kraft.writer import record
 from metashell.session.files import open_session
 

@@ -1,4 +1,4 @@
-"""A scripted stand-in for ``metashell.loader.live.Observer`` (no tests here).
+"""A scripted stand-in for ``metashell.live.Observer`` (no tests here).
 
 It yields the interface's events in the order a test gives them, made with
 the project's writer, and can stop between steps until the test releases a
@@ -14,7 +14,7 @@ import threading
 
 from test_replay_support import TS0, Log
 
-from metashell.loader.live import (CommittedEvent, Controller, LiveConfig, LiveError,
+from metashell.live import (CommittedEvent, Controller, LiveConfig, LiveError,
                                    SnapshotEvent, StatusEvent)
 from metashell.kraft.writer import snapshot_bytes
 

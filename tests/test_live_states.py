@@ -25,8 +25,8 @@ from test_live_observer import a_cluster_log, caught_up, quorums, tid, topic  # 
 from metashell import cli
 from metashell.fs.node import lookup
 from metashell.session.live import open_live_session
-from metashell.loader.live import LiveConfig, LiveError, NoticeEvent, parse_controllers
-from metashell.loader.live.clientconfig import load_client_config
+from metashell.live import LiveConfig, LiveError, NoticeEvent, parse_controllers
+from metashell.live.clientconfig import load_client_config
 
 
 def swapped(q, ids: dict[int, int]) -> str:

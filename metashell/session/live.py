@@ -2,7 +2,7 @@
 
 The same surface as the file :class:`~metashell.session.files.Session` (root,
 image, engine, counts, summary, changes), fed by
-:class:`metashell.loader.live.Observer` in one background thread, the
+:class:`metashell.live.Observer` in one background thread, the
 follower:
 
 * a ``SnapshotEvent`` is replayed into a new engine outside the lock (the
@@ -37,7 +37,7 @@ from ..errors import MetashellError
 from ..fs.entities import entity_path
 from ..fs.root import build_root
 from ..gcpause import no_cyclic_gc
-from ..loader.live import CommittedEvent, NoticeEvent, SnapshotEvent
+from ..live import CommittedEvent, NoticeEvent, SnapshotEvent
 from ..loader.log_walk import Fetched
 from ..loader.reader import FileReader
 from ..replay.describe import describe
@@ -428,7 +428,7 @@ def open_live_session(config, *, until_offset: int | None = None, until_time: in
     """Start following the quorum of ``config`` (a ``LiveConfig``) and wait
     until caught up. Raises ``LiveError`` (one line) when that fails."""
     if observer_factory is None:
-        from ..loader.live import Observer as observer_factory
+        from ..live import Observer as observer_factory
     session = LiveSession(config, observer_factory(config), until_offset=until_offset,
                           until_time=until_time, show_secrets=show_secrets,
                           progress=progress, notify=notify, observer_factory=observer_factory,

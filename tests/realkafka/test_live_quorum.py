@@ -36,7 +36,7 @@ from test_replay_support import flat
 from metashell.fs.node import lookup
 from metashell.fs.root import build_root
 from metashell.kraft.batch import BatchScanner
-from metashell.loader.live import (CommittedEvent, LiveConfig, SnapshotEvent, StatusEvent,
+from metashell.live import (CommittedEvent, LiveConfig, SnapshotEvent, StatusEvent,
                                    parse_controllers)
 
 from .admin import admin_client

@@ -33,8 +33,8 @@ import time
 from kafka.net.sasl.plain import SaslMechanismPlain
 from kafka.net.sasl.scram import SaslMechanismScram
 
-from ...errors import LiveError
-from ...kraft.primitives import INT32, INT32_PAIR
+from ..errors import LiveError
+from ..kraft.primitives import INT32, INT32_PAIR
 from . import protocol as p
 from .addresses import Controller
 from .clientconfig import SecurityConfig

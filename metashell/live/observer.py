@@ -20,9 +20,9 @@ import threading
 import time
 from collections.abc import Iterator
 
-from ...errors import CorruptDataError, LiveError
-from ...kraft.batch import BatchScanner
-from ...kraft.primitives import uuid_to_str
+from ..errors import CorruptDataError, LiveError
+from ..kraft.batch import BatchScanner
+from ..kraft.primitives import uuid_to_str
 from . import protocol as p
 from .addresses import Controller
 from .events import LiveConfig, NoticeEvent, StatusEvent

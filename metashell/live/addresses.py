@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ...errors import UsageError
+from ..errors import UsageError
 
 _ITEM = re.compile(r"(?:(?P<id>[^@]*)@)?(?:\[(?P<v6>[^\]]*)\]|(?P<host>[^:\[\]]*)):(?P<port>[^:]*)")
 

@@ -14,7 +14,7 @@ and hands out only committed batches, in the same batch format as files:
 - :mod:`.events`: :class:`LiveConfig` and the events yielded.
 """
 
-from ...errors import LiveError
+from ..errors import LiveError
 from .addresses import Controller, parse_controllers
 from .clientconfig import SecurityConfig, load_client_config
 from .events import CommittedEvent, LiveConfig, NoticeEvent, SnapshotEvent, StatusEvent

@@ -29,8 +29,8 @@ from kafka.protocol.sasl import (SaslAuthenticateRequest, SaslAuthenticateRespon
                                  SaslHandshakeRequest, SaslHandshakeResponse)
 from kafka.protocol.schemas import StructField
 
-from ... import __version__
-from ...kraft.primitives import INT32, INT64_PAIR
+from .. import __version__
+from ..kraft.primitives import INT32, INT64_PAIR
 
 METADATA_TOPIC = "__cluster_metadata"
 METADATA_TOPIC_ID = uuid.UUID(int=1)          # Uuid.METADATA_TOPIC_ID, "AAAAAAAAAAAAAAAAAAAAAQ"

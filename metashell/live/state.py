@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from ...errors import CorruptDataError, LiveError
-from ...kraft.batch import LOG_OVERHEAD, BatchScanner
+from ..errors import CorruptDataError, LiveError
+from ..kraft.batch import LOG_OVERHEAD, BatchScanner
 from . import protocol as p
 from .addressbook import AddressBook
 from .addresses import Controller
