@@ -115,7 +115,7 @@ def scenario_load(path: Path) -> dict:
 
 
 def scenario_starts(path: Path) -> dict:
-    from metashell.replay.registration import started
+    from metashell.queries.registration import started
     from metashell.session.files import open_session
     s = open_session(path)
     with Timer() as t:

@@ -23,7 +23,7 @@ from metashell.kraft.records import RESOLVED
 from metashell.loader.store import RecordStore
 from metashell.kraft.writer import encode_records
 from metashell.replay import pending
-from metashell.replay import summary
+from metashell.queries import summary
 from metashell.session.files import open_session
 from test_replay_support import Log, change, config, partition, topic, uid, write_snapshot
 

@@ -17,7 +17,7 @@ from metashell.loader.fast.kept_runs import kept_run, record_starts
 from metashell.loader.reader import read_file
 from metashell.kraft.writer import Out, encode_records, record
 from metashell.replay.engine import ReplayEngine
-from metashell.replay.summary import summarize
+from metashell.queries.summary import summarize
 from metashell.session.files import open_session
 from test_replay_support import Log, config, leaves, partition, topic, uid, write_snapshot
 

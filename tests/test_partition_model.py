@@ -21,7 +21,7 @@ from metashell.kraft import catalog
 from metashell.kraft.catalog import METADATA, METADATA_2_8
 from metashell.kraft.schema import Field, Message, Versions
 from metashell.replay import partition_model as pm
-from metashell.replay.describe import describe
+from metashell.queries.describe import describe
 from metashell.replay.partition_model import (BY_NAME, FIELDS, SPARK_COLUMNS, SPECIAL,
                                               PartitionState, merge_change, partition_state,
                                               spark_values)

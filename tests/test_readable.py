@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 from metashell.commands import Context, run_words
 from metashell.kraft import enums
-from metashell.replay.describe import describe
+from metashell.queries.describe import describe
 from metashell.session.files import open_session
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cluster"

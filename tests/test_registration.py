@@ -1,4 +1,4 @@
-"""Brokers' start times from every source (replay/registration.py, the tree,
+"""Brokers' start times from every source (queries/registration.py, the tree,
 ``ls -l``, ``summary``).
 
 * Real Kafka log dirs (``../shared/corpora``): loading the directory from
@@ -27,7 +27,7 @@ from metashell.fs.root import build_root
 from metashell.loader.append_times import NO_LOG, SegmentAppendTimes
 from metashell.loader.inputs import parse_snapshot_name, plan
 from metashell.loader.reader import read_file
-from metashell.replay.registration import NO_TIMES
+from metashell.queries.registration import NO_TIMES
 from metashell.session.files import open_session
 from metashell.timefmt import duration
 

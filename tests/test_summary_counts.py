@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from metashell.kraft.writer import LogWriter, Out, record, snapshot_bytes
-from metashell.replay.summary import summarize
+from metashell.queries.summary import summarize
 from metashell.session.files import open_session
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from metashell.commands.base import OK, Command
 from metashell.commands.registry import register
 from metashell.render import json_text, style, table_lines
-from metashell.replay.partition_states import broker_load, topics_by_name
+from metashell.queries.partition_states import broker_load, topics_by_name
 
 
 @register

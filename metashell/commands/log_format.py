@@ -15,7 +15,7 @@ from metashell.kraft.batch import (ATTR_CODEC, ATTR_CONTROL, ATTR_TRANSACTIONAL,
                                     LOG_OVERHEAD)
 from metashell.loader.log_walk import LogBatch
 from metashell.render import json_lines, json_text
-from metashell.replay.describe import describe, describer
+from metashell.queries.describe import describe, describer
 from metashell.timefmt import iso_time
 
 _SCRAM_APIS = (11,)      # UserScramCredentialRecord: salts and keys

@@ -8,7 +8,7 @@ from metashell.errors import MetashellError
 from metashell.fs import paths
 from metashell.kraft import enums
 from metashell.render import json_text, style
-from metashell.replay.partition_states import (STATES, MinIsr, PartitionRow, partition_rows,
+from metashell.queries.partition_states import (STATES, MinIsr, PartitionRow, partition_rows,
                                                topics_by_name)
 
 _ROWS_PER_WRITE = 1024

@@ -16,7 +16,7 @@ from typing import Any
 from ..gcpause import kept_old
 from ..kraft import enums
 from ..replay import partition_model
-from ..replay.registration import registration_offset, registration_time
+from ..queries.registration import registration_offset, registration_time
 from ..timefmt import iso_time
 from .node import DictDir, Leaf, Node, TextLeaf, sort_names
 from .old_paths import PRODUCER_IDS

@@ -22,9 +22,9 @@ from ..gcpause import no_cyclic_gc
 from ..loader import inputs
 from ..loader.append_times import SegmentAppendTimes
 from ..loader.reader import FileReader, snapshot_timestamp
-from ..replay.describe import describe
+from ..queries.describe import describe
 from ..replay.engine import ReplayEngine
-from ..replay.summary import summarize
+from ..queries.summary import summarize
 from ..timefmt import iso_time
 from .baseline import open_baseline
 from .findings import Findings

@@ -40,7 +40,7 @@ from ..gcpause import no_cyclic_gc
 from ..live import CommittedEvent, NoticeEvent, SnapshotEvent
 from ..loader.log_walk import Fetched
 from ..loader.reader import FileReader
-from ..replay.describe import describe
+from ..queries.describe import describe
 from ..replay.engine import ReplayEngine
 from ..timefmt import iso_time
 from .files import ImageSession

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
-from .image import PartitionState, TopicState
+from ..replay.image import PartitionState, TopicState
 
 #: min.insync.replicas when no config sets one (Kafka's default)
 DEFAULT_MIN_ISR = 1

@@ -11,7 +11,7 @@ import json
 from ..kraft import enums
 from ..kraft.schema import UNKNOWN_TAGS
 from ..timefmt import iso_time
-from .partition_model import DESCRIBE_CHANGE, DESCRIBE_RECORD_TAIL
+from ..replay.partition_model import DESCRIBE_CHANGE, DESCRIBE_RECORD_TAIL
 
 
 def _list(v) -> str:
