@@ -1,4 +1,4 @@
-"""Runs of a controller's small batches (loader/fast/batch_runs.py, the
+"""Runs of a controller's small batches (fast/batch_runs.py, the
 engine's ``_apply_run``): batches of one CreateTopics, one partition change
 or one heartbeat read in one loop and applied as one, and everything the
 session shows the same as through the general path."""
@@ -11,10 +11,10 @@ import pytest
 
 from fast_path_support import assert_fast_path_agrees, fast_path, outputs
 from metashell.kraft.writer import record
-from metashell.loader import deferred
-from metashell.loader.fast.batch_runs import MAX_BATCHES, BatchRun
-from metashell.loader.fast.partition_runs import VERSIONS as RUN_VERSIONS
-from metashell.loader.store import RecordStore
+from metashell.fast import deferred
+from metashell.fast.batch_runs import MAX_BATCHES, BatchRun
+from metashell.fast.partition_runs import VERSIONS as RUN_VERSIONS
+from metashell.fast.store import RecordStore
 from metashell.session.files import open_session
 from metashell.fs.root import build_root
 from test_replay_support import TS0, Log, change, leaves, partition, topic, uid, write_snapshot
@@ -117,7 +117,7 @@ def test_time_travel_anywhere_in_a_run(tmp_path, cut):
 
 def test_a_change_of_no_partition_pending_at_the_limit_is_a_problem_when_filed(tmp_path):
     """A change of no known partition still pending where the load stops
-    (replay/pending.py files changes when they are needed): the general
+    (fast/pending.py files changes when they are needed): the general
     path warns of it at load, the fast path once it is filed, by
     ``summary`` or by ``--strict``, which looks at everything first. Either
     way it is one problem, and ``--strict`` fails on it."""

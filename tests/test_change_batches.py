@@ -1,5 +1,5 @@
 """Batches of partition changes checked in one match and read when needed
-(loader/fast/change_batches.py): a batch is left unread only when reading it
+(fast/change_batches.py): a batch is left unread only when reading it
 record by record would have made nothing but deferred changes, and read
 later it gives exactly those; the engine's image, counts and problems are
 those of reading every record as it comes."""
@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metashell.errors import CorruptDataError
-from metashell.loader.fast.change_batches import ChangeBatch, ChangeShapes
+from metashell.fast.change_batches import ChangeBatch, ChangeShapes
 from metashell.loader.reader import FileReader
 from metashell.kraft.records import RESOLVED
-from metashell.loader.store import RecordStore
+from metashell.fast.store import RecordStore
 from metashell.kraft.writer import Out, build_batch, encode_records, record, write_file
 from test_pending import controller_log, deferred, eager, problems, shown
 from test_replay_support import TS0, Log, change, partition, topic, uid
@@ -63,11 +63,11 @@ def test_past_the_patterns_compiled_per_count_one_of_any_count(tmp_path, monkeyp
     second pass that counts: the same batches left unread."""
     path = controller_log(tmp_path)
     per_count = kinds(path)
-    monkeypatch.setattr("metashell.loader.fast.change_batches.MAX_COMPILED", 1)
+    monkeypatch.setattr("metashell.fast.change_batches.MAX_COMPILED", 1)
     assert kinds(path) == per_count
     compare_file(path)
-    monkeypatch.setattr("metashell.loader.fast.change_batches.SEEN_BEFORE_COMPILED", 1)
-    monkeypatch.setattr("metashell.loader.fast.change_batches.MAX_COMPILED", 256)
+    monkeypatch.setattr("metashell.fast.change_batches.SEEN_BEFORE_COMPILED", 1)
+    monkeypatch.setattr("metashell.fast.change_batches.MAX_COMPILED", 256)
     assert kinds(path) == per_count
 
 

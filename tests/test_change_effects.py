@@ -1,5 +1,5 @@
 """``summary`` reads what a log's pending partition changes do from their
-bytes (loader/fast/change_effects.py) instead of filing them: the one pattern
+bytes (fast/change_effects.py) instead of filing them: the one pattern
 reads a change as its plain decoder does, the reader leaves a batch unread
 only when that pattern reads it right, and the summary (counts, problems)
 is the one of filing every change and folding every partition, whatever
@@ -14,15 +14,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metashell.loader.fast.change_batches import ChangeBatch, ChangeShapes
-from metashell.loader.fast.change_effects import EFFECT, ChangeEffects, agrees, of_fields, skeleton
+from metashell.fast.change_batches import ChangeBatch, ChangeShapes
+from metashell.fast.change_effects import EFFECT, ChangeEffects, agrees, of_fields, skeleton
 from metashell.kraft.framing import frame
-from metashell.loader import deferred
-from metashell.loader.deferred import PARTITION_ID, RAW_TOPIC_ID, REF
+from metashell.fast import deferred
+from metashell.fast.deferred import PARTITION_ID, RAW_TOPIC_ID, REF
 from metashell.kraft.records import RESOLVED
-from metashell.loader.store import RecordStore
+from metashell.fast.store import RecordStore
 from metashell.kraft.writer import encode_records
-from metashell.replay import pending
+from metashell.fast import pending
 from metashell.queries import summary
 from metashell.session.files import open_session
 from test_replay_support import Log, change, config, partition, topic, uid, write_snapshot
@@ -358,7 +358,7 @@ def test_changes_in_batches_read_record_by_record_are_decoded(tmp_path, monkeypa
     s.engine._changes.batches = [b.entries() if type(b) is ChangeBatch else b for b in batches]
     _, want = settled_summary(tmp_path)
     assert s.summary() == want
-    monkeypatch.setattr("metashell.replay.pending.MAX_DECODED_EFFECTS", 0)
+    monkeypatch.setattr("metashell.fast.pending.MAX_DECODED_EFFECTS", 0)
     again = open_session(tmp_path)
     assert again.summary() == want and not again.engine._changes.batches
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fast_path_support import assert_fast_path_agrees, fast_path
-from metashell.loader.store import RecordStore
+from metashell.fast.store import RecordStore
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPORA = ROOT.parent / "shared" / "corpora"

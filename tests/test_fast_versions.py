@@ -1,5 +1,5 @@
 """Every shortcut that reads records from their bytes declares the versions
-it reads (``VERSIONS`` in each module of ``metashell/loader/fast/``); a
+it reads (``VERSIONS`` in its module of ``metashell/fast/``); a
 version of such a record that the catalog has and no shortcut has decided on
 fails here, and a record of a version a shortcut does not read takes the
 general path (shown by narrowing a declaration: the same tree and summary,
@@ -12,15 +12,18 @@ import pkgutil
 
 import pytest
 
-import metashell.loader.fast as fast
+import metashell.fast as fast
 from metashell.kraft.catalog import METADATA
 from metashell.loader import reader as reader_module
-from metashell.loader.fast import kept_runs, partition_runs, summary_counts
-from metashell.loader.store import RecordStore
+from metashell.fast import kept_runs, partition_runs, summary_counts
+from metashell.fast.store import RecordStore
 from metashell.session.files import open_session
 from test_replay_support import broker, config, leaves, partition, problems, topic, uid, write_snapshot
 
-SHORTCUTS = sorted(m.name for m in pkgutil.iter_modules(fast.__path__))
+# the fast package's modules that read records from their bytes (the others,
+# deferred entries, the store, pending changes, hand around what these read)
+SHORTCUTS = sorted(m.name for m in pkgutil.iter_modules(fast.__path__)
+                   if hasattr(importlib.import_module(f"metashell.fast.{m.name}"), "VERSIONS"))
 
 
 def catalog_versions(name: str) -> set[int]:
@@ -33,13 +36,13 @@ def test_every_shortcut_module_declares_its_versions():
     assert SHORTCUTS == ["batch_runs", "change_batches", "change_effects", "kept_runs", "noop_runs",
                          "partition_runs", "run_values", "summary_counts"]
     for name in SHORTCUTS:
-        module = importlib.import_module(f"metashell.loader.fast.{name}")
+        module = importlib.import_module(f"metashell.fast.{name}")
         assert module.VERSIONS, name
 
 
 @pytest.mark.parametrize("shortcut", SHORTCUTS)
 def test_every_catalog_version_of_a_record_read_from_its_bytes_is_decided(shortcut):
-    module = importlib.import_module(f"metashell.loader.fast.{shortcut}")
+    module = importlib.import_module(f"metashell.fast.{shortcut}")
     for record_name, decided in module.VERSIONS.items():
         reads, refuses = set(decided.reads), set(decided.refuses)
         assert not reads & refuses, (shortcut, record_name)
@@ -85,7 +88,7 @@ def test_summary_does_not_count_a_run_of_a_version_it_does_not_read(tmp_path, mo
     counted = []
     real = summary_counts.run_counts
     monkeypatch.setattr(summary_counts, "_RECORD_LAST", 1)
-    monkeypatch.setattr("metashell.loader.store.run_counts",
+    monkeypatch.setattr("metashell.fast.store.run_counts",
                         lambda *a: counted.append(real(*a)) or counted[-1])
     assert _view(path) == fast_view
     assert counted and not any(counted)   # asked, and declined: folded instead

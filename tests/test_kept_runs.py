@@ -1,5 +1,5 @@
 """A snapshot's configs, quotas, ACLs, SCRAM users and tokens kept unread
-in runs (loader/fast/kept_runs.py) until that part of the image is looked at: the
+in runs (fast/kept_runs.py) until that part of the image is looked at: the
 runs the reader finds are exactly the records of one kind that follow one
 another, and whatever is looked at first, and whatever the log does after
 the snapshot, the image, the history, the counts and the problems are those
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from metashell.loader.deferred import API_KEY, KEPT_COUNT, KEPT_RUN, REF, kind
+from metashell.fast.deferred import API_KEY, KEPT_COUNT, KEPT_RUN, REF, kind
 from metashell.fs.root import build_root
-from metashell.loader.fast.kept_runs import kept_run, record_starts
+from metashell.fast.kept_runs import kept_run, record_starts
 from metashell.loader.reader import read_file
 from metashell.kraft.writer import Out, encode_records, record
 from metashell.replay.engine import ReplayEngine
@@ -248,7 +248,7 @@ def test_acls_known_to_decode_are_those_the_decoder_reads():
     False, not a guess, for a layout it does not read (a string of 127 bytes
     or more, a tagged field: then each is decoded)."""
     from metashell.kraft.catalog import METADATA
-    from metashell.loader.fast.kept_runs import acls_decode
+    from metashell.fast.kept_runs import acls_decode
 
     good = [acl(n, f"topic-{n}") for n in range(4)]
 

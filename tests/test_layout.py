@@ -2,7 +2,7 @@
 project's modules (imports inside functions included), and each layer
 imports only the layers to its left:
 
-    kraft (wire format) -> loader (sources; loader/fast: shortcuts) -> replay -> fs -> commands
+    kraft (wire format) -> loader (sources) -> fast (shortcuts) -> replay -> fs -> commands
 """
 
 from __future__ import annotations
@@ -13,10 +13,12 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "metashell"
 # a layer, and the layers it must not import
 FORBIDDEN = {
-    "metashell.kraft": ("metashell.loader", "metashell.replay", "metashell.fs", "metashell.commands",
+    "metashell.kraft": ("metashell.loader", "metashell.fast", "metashell.replay", "metashell.fs", "metashell.commands",
                         "metashell.session", "metashell.spark"),
     "metashell.loader": ("metashell.replay", "metashell.fs", "metashell.commands", "metashell.session",
                          "metashell.spark"),
+    "metashell.fast": ("metashell.replay", "metashell.queries", "metashell.fs", "metashell.commands", "metashell.session",
+                       "metashell.spark"),
     "metashell.replay": ("metashell.fs", "metashell.commands", "metashell.session", "metashell.spark"),
     "metashell.fs": ("metashell.commands", "metashell.spark"),
 }

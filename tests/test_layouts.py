@@ -9,7 +9,7 @@ import struct
 
 from metashell.kraft import batch, catalog, layouts
 from metashell.loader import append_times
-from metashell.loader.fast import batch_runs, noop_runs
+from metashell.fast import batch_runs, noop_runs
 from metashell.kraft.writer import LogWriter, record
 
 

@@ -1,4 +1,4 @@
-"""Runs of heartbeat batches (loader/fast/noop_runs.py, the engine's ``_apply_noops``):
+"""Runs of heartbeat batches (fast/noop_runs.py, the engine's ``_apply_noops``):
 a controller's one-NoOpRecord batches read as one, and everything the
 session shows the same as when every batch is read on its own."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from metashell.loader.fast import noop_runs
-from metashell.loader.fast.noop_runs import BATCH_SIZE, NOOP_RECORD, NoOpRun
-from metashell.loader.store import RecordStore
+from metashell.fast import noop_runs
+from metashell.fast.noop_runs import BATCH_SIZE, NOOP_RECORD, NoOpRun
+from metashell.fast.store import RecordStore
 from metashell.kraft.writer import encode_records, record
 from metashell.session.files import open_session
 from test_replay_support import TS0, Log, change, leaves, partition, topic, uid, write_snapshot
@@ -59,7 +59,7 @@ def test_the_record_is_the_one_the_writer_and_kafka_write():
 
 def test_runs_are_found_and_replay_as_batch_by_batch(tmp_path):
     path, beats = controller_log(tmp_path)
-    # the lone one goes with the batches around it (loader/fast/batch_runs.py)
+    # the lone one goes with the batches around it (fast/batch_runs.py)
     assert runs_of(path) == [5, 7, 2, 4]
     eng = same_replay([path])
     assert eng.by_type["NoOpRecord"] == len(beats) == 19

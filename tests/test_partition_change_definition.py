@@ -5,10 +5,10 @@ which the general path folds with. The shortcuts that read a change's effect
 from its bytes are checked against it here, for every version of the record
 the catalog has:
 
-* ``loader/fast/change_effects.EFFECT`` (``summary`` over a log's pending
+* ``fast/change_effects.EFFECT`` (``summary`` over a log's pending
   changes): the ISR count and the leader's sign it reads are the merged
   partition's;
-* ``loader/fast/summary_counts.change_counts``: the merged partition's ISR
+* ``fast/summary_counts.change_counts``: the merged partition's ISR
   count and leader, or None (then the change is folded).
 
 A version a shortcut does not read (its ``VERSIONS``) must be declined."""
@@ -25,8 +25,8 @@ from metashell.kraft.framing import frame
 from metashell.kraft.records import RESOLVED
 from metashell.kraft.schema import Versions
 from metashell.kraft.writer import encode_records
-from metashell.loader.fast import change_effects, summary_counts
-from metashell.loader.fast.change_effects import EFFECT, ISR, LEADER
+from metashell.fast import change_effects, summary_counts
+from metashell.fast.change_effects import EFFECT, ISR, LEADER
 from metashell.replay.engine import merge_change
 from metashell.replay.image import PartitionState
 from test_change_effects import fields

@@ -1,4 +1,4 @@
-"""Runs of partition records (loader/fast/partition_runs.py) in the reader: records taken
+"""Runs of partition records (fast/partition_runs.py) in the reader: records taken
 as a run are exactly the records the per-record path reads. The lazy reader
 never takes runs, so it is the reference here."""
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metashell.loader.deferred import (API_KEY, PARTITION_RUN, RAW_TOPIC_ID, REF, RUN_PARTITION_IDS, TOPIC,
+from metashell.fast.deferred import (API_KEY, PARTITION_RUN, RAW_TOPIC_ID, REF, RUN_PARTITION_IDS, TOPIC,
                                        TOPIC_ID, TOPIC_NAME, TOPIC_OFFSET, TOPIC_RAW_ID, TOPIC_WITH_RUN, count,
                                        kind, topic_run)
 from metashell.loader import reader
@@ -16,7 +16,7 @@ from metashell.kraft.compression import LZ4, ZSTD
 from metashell.kraft.framing import frame
 from metashell.kraft.primitives import uuid_from_str
 from metashell.loader.reader import FileReader
-from metashell.loader.store import RecordStore
+from metashell.fast.store import RecordStore
 from metashell.kraft.writer import LogWriter, Out, build_batch, encode_records, record, write_file
 from test_pending import deferred, eager, problems, shown
 from test_store import compare_file
@@ -121,7 +121,7 @@ def test_log_append_time_runs(tmp_path):
 
 def test_a_run_matches_exactly_the_records_of_its_shape():
     """PartitionRun on its own: which records it takes, and what it reads."""
-    from metashell.loader.fast.partition_runs import run_after
+    from metashell.fast.partition_runs import run_after
     plain = [partition(0, p) for p in range(12)]
     odd = [like(partition(0, 50), key=b"k"), like(partition(0, 51), timestamp_delta=100),
            like(partition(0, 52), attributes=4)]
@@ -145,7 +145,7 @@ def test_a_run_matches_exactly_the_records_of_its_shape():
 def test_a_run_is_one_topic():
     """Records of the same shape but of another topic end a run: a run's
     records all name the topic of its first."""
-    from metashell.loader.fast.partition_runs import run_after
+    from metashell.fast.partition_runs import run_after
     outs = [partition(0, p) for p in range(4)] + [partition(1, p) for p in range(3)] + [partition(0, 9)]
     payload, _ = encode_records(outs)
     size = 2 + ((payload[0] & 0x7F) | (payload[1] << 7)) // 2
@@ -160,7 +160,7 @@ def test_deferred_reading_takes_a_topics_partitions_as_one_entry(tmp_path):
     """What the deferred reader hands the engine for a snapshot-like batch:
     per topic its TopicRecord and one run entry for all its partitions, as
     tuples."""
-    from metashell.loader.store import RecordStore
+    from metashell.fast.store import RecordStore
     outs = []
     for t in range(3):
         outs.append(record("TopicRecord", name=f"t{t}", topicId=tid(t)))

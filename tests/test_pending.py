@@ -1,4 +1,4 @@
-"""A log's partition changes kept unfiled until needed (replay/pending.py):
+"""A log's partition changes kept unfiled until needed (fast/pending.py):
 whatever order topics are looked at in, and wherever a limit falls, the
 image, the counts and the problems are those of filing every change as it
 is read."""
@@ -15,7 +15,7 @@ from metashell.fs.root import build_root
 from metashell.kraft.primitives import uuid_to_str
 from metashell.loader.reader import read_file
 from metashell.kraft.writer import record
-from metashell.replay import pending
+from metashell.fast import pending
 from metashell.replay.engine import ReplayEngine
 from metashell.session.files import open_session
 from test_replay_support import TS0, Log, change, config, leaves, partition, topic, uid

@@ -419,7 +419,7 @@ class TestPartitionChange:
 
     def test_unknown_partition_is_a_problem(self, tmp_path):
         s, bad1, bad2 = self.bad_changes(tmp_path)
-        # the log's changes are filed when needed (replay/pending.py): a topic's
+        # the log's changes are filed when needed (fast/pending.py): a topic's
         # when its partitions are looked at, all of them for the counts
         assert s.engine.problems == []
         assert pdata(s, "foo", 0)["leader"] == 2

@@ -9,7 +9,7 @@ The reference is independent of the project's framing code: kafka-python
 decoded on its own by :func:`~metashell.kraft.records.decode_value`. The
 project's readers are compared with it in all their modes: eager (runs of
 partition records decoded together), lazy, deferred to a
-:class:`~metashell.loader.store.RecordStore` (refs read back).
+:class:`~metashell.fast.store.RecordStore` (refs read back).
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from kafka.record import MemoryRecords
 from metashell.kraft.primitives import UUID_TEXT
 from metashell.loader.reader import FileReader
 from metashell.kraft.records import decode_value
-from metashell.loader.store import RecordStore
+from metashell.fast.store import RecordStore
 from metashell.kraft.writer import LogWriter, Out, build_batch, encode_records, record, write_file
 from test_store import KeptRecord, entries_of
-from metashell.loader.deferred import (API_KEY, PARTITION, PARTITION_ID, RAW_TOPIC_ID, REF, TOPIC, TOPIC_ID,
+from metashell.fast.deferred import (API_KEY, PARTITION, PARTITION_ID, RAW_TOPIC_ID, REF, TOPIC, TOPIC_ID,
                                        TOPIC_NAME, TOPIC_OFFSET, TOPIC_RAW_ID, TOPIC_TIMESTAMP, kind)
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"

@@ -1,4 +1,4 @@
-"""Deferred partition records (loader/store.py, the reader's ``defer``, the
+"""Deferred partition records (fast/store.py, the reader's ``defer``, the
 engine's fast path): a record brought back from its ref is the record the
 plain reader reads, and replaying deferred files builds the same image as
 replaying the same files record by record."""
@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from metashell.loader.fast.change_batches import ChangeBatch
-from metashell.loader import deferred
-from metashell.loader.deferred import (API_KEY, KEPT_COUNT, KEPT_RUN, PARTITION, PARTITION_ID, RAW_TOPIC_ID,
+from metashell.fast.change_batches import ChangeBatch
+from metashell.fast import deferred
+from metashell.fast.deferred import (API_KEY, KEPT_COUNT, KEPT_RUN, PARTITION, PARTITION_ID, RAW_TOPIC_ID,
                                        REF, TOPIC, TOPIC_ID, TOPIC_NAME, TOPIC_OFFSET, TOPIC_RAW_ID,
                                        TOPIC_TIMESTAMP)
 from metashell.loader.reader import FileReader, read_file
 from metashell.kraft.primitives import UUID_TEXT
-from metashell.loader.store import RecordStore, ref_file
+from metashell.fast.store import RecordStore, ref_file
 from metashell.kraft.writer import LogWriter, Out, build_batch, encode_records, record, write_file
 from metashell.replay.engine import ReplayEngine
 from metashell.fs.root import build_root

@@ -1,5 +1,5 @@
 """``summary`` counts a snapshot's runs of PartitionRecords from their bytes
-(loader/fast/summary_counts.py, ``ReplayEngine.run_counts``): it must count
+(fast/summary_counts.py, ``ReplayEngine.run_counts``): it must count
 exactly what folding every partition counts, on every layout, including the
 ones it refuses (which are then folded), and on every corpus input."""
 
@@ -202,7 +202,7 @@ def changed(root: Path, version: int, log: list) -> Path:
 
 def test_a_change_of_isr_and_leader_is_read_from_its_bytes():
     from metashell.kraft.framing import frame
-    from metashell.loader.fast.summary_counts import change_counts
+    from metashell.fast.summary_counts import change_counts
     from metashell.kraft.writer import encode_records
 
     def counts(**fields):

@@ -35,7 +35,7 @@ from ..kraft.batch import (ATTR_CODEC, ATTR_CONTROL, CRC_START, HEADER_SIZE, Bat
                            BatchScanner, crc32c)
 from ..kraft.primitives import ZIGZAG1, ZIGZAG2
 from ..kraft.records import DECODE_ERRORS, METADATA, RESOLVED
-from . import fast
+from .. import fast
 from .inputs import LoadPlan
 from .reader import FileReader
 

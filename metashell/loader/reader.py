@@ -19,25 +19,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import CorruptDataError, InputError, MetashellError, RecordDecodeError
-from . import deferred
+from ..fast import deferred
 from ..kraft import catalog
 from ..kraft.batch import (ATTR_CODEC, ATTR_CONTROL, CRC_START, HEADER, HEADER_SIZE, LOG_OVERHEAD, MIN_BATCH_LENGTH,
                            BatchHeader, BatchScanner)
-from .fast.batch_runs import HEADER_FIELDS, MAX_BATCHES, MAX_LENGTH, BatchRun
-from .fast.change_batches import ChangeBatch, ChangeShapes
+from ..fast.batch_runs import HEADER_FIELDS, MAX_BATCHES, MAX_LENGTH, BatchRun
+from ..fast.change_batches import ChangeBatch, ChangeShapes
 from ..kraft.compression import decompress
-from .fast.kept_runs import KEPT, kept_run
+from ..fast.kept_runs import KEPT, kept_run
 from ..kraft.framing import frame, headers
-from .fast.noop_runs import BATCH_LENGTH as NOOP_BATCH_LENGTH
-from .fast.noop_runs import BATCH_SIZE as NOOP_BATCH_SIZE
-from .fast.noop_runs import NOOP_RECORD, NoOpRun
-from .fast.noop_runs import match as noop_run
+from ..fast.noop_runs import BATCH_LENGTH as NOOP_BATCH_LENGTH
+from ..fast.noop_runs import BATCH_SIZE as NOOP_BATCH_SIZE
+from ..fast.noop_runs import NOOP_RECORD, NoOpRun
+from ..fast.noop_runs import match as noop_run
 from ..kraft.primitives import INT16, URLSAFE, UUID_TEXT, b2a_base64, uuid_text
 from ..kraft.records import CONTROL, DECODE_ERRORS, METADATA, PARTITION_KEY, RESOLVED, Record, fill_metadata
-from . import fast
-from .fast.partition_runs import (OFFSET_DELTAS, PARTITION_LAST_VERSION, TIMESTAMP_DELTAS, TOPIC_LAST_VERSION,
+from .. import fast
+from ..fast.partition_runs import (OFFSET_DELTAS, PARTITION_LAST_VERSION, TIMESTAMP_DELTAS, TOPIC_LAST_VERSION,
                                   PartitionRun, TopicRun, run_after, topic_run_after)
-from .fast.partition_runs import key as topic_key
+from ..fast.partition_runs import key as topic_key
 
 
 @dataclass(slots=True)
@@ -48,7 +48,7 @@ class Batch:
     may also hold *deferred entries* (:mod:`.deferred`: a TopicRecord, a
     partition record, a run of a topic's partitions framed alike, a run of a
     snapshot's records ``ls`` does not need), each naming its records by
-    refs into its :class:`~metashell.loader.store.RecordStore`. Consecutive
+    refs into its :class:`~metashell.fast.store.RecordStore`. Consecutive
     batches of one NoOpRecord each (a controller's heartbeats,
     :mod:`.fast.noop_runs`) come as one batch whose header spans them and
     whose ``records`` is a :class:`~.fast.noop_runs.NoOpRun`; a batch of
@@ -120,7 +120,7 @@ class FileReader:
     LeaderChangeMessage layout.
 
     ``defer``: the reader's number in a
-    :class:`~metashell.loader.store.RecordStore` (which passes it). The
+    :class:`~metashell.fast.store.RecordStore` (which passes it). The
     PartitionRecords and PartitionChangeRecords of data batches are then
     not made into :class:`Record` objects at all: each becomes a small
     tuple (see :class:`Batch`) whose ``ref`` the store turns back into a
@@ -148,9 +148,9 @@ class FileReader:
         self.summary = FileSummary(str(self.path), len(self.buf))
         self.batch_positions = array("q")
         self._saw_frame0 = False
-        self._runs: dict = {}   # run shapes of partition records (loader/fast/partition_runs.py)
+        self._runs: dict = {}   # run shapes of partition records (fast/partition_runs.py)
         self._by_length: dict = {}   # the last (shape, spec, decoder) of PartitionRecords by first byte
-        self._topic_shapes: dict = {}   # TopicRuns by their shape (loader/fast/partition_runs.py)
+        self._topic_shapes: dict = {}   # TopicRuns by their shape (fast/partition_runs.py)
         self._topic_runs: dict = {}     # TopicRuns by partition_runs.key: the last of each
         self._topic_seen: dict = {}     # partition_runs.key -> topics read record by record
         self._name_ats: tuple = ()      # partition_runs.key's name_at of TopicRuns (a few)
@@ -521,7 +521,7 @@ class FileReader:
             taken += 1
         return pos + taken * size, taken
 
-    # -- the fast path: deferred entries (loader/deferred.py, loader/fast/) -------------
+    # -- the fast path: deferred entries (fast/deferred.py, fast/) -------------
 
     def _defer(self, h: BatchHeader, buf, pos: int, end: int, refs: int, out: list) -> int:
         """Data batch ``h``'s records from ``buf[pos:end]`` into ``out``, as deferred
@@ -738,7 +738,7 @@ class FileReader:
         out.append(deferred.topic(refs + at, name, raw, offset, ts, tid))
         return rend, 1
 
-    # -- runs of partition records (loader/fast/partition_runs.py) ----------------------------------
+    # -- runs of partition records (fast/partition_runs.py) ----------------------------------
 
     def _learn_topic_run(self, buf, at: int, vstart: int, end: int, run: PartitionRun) -> None:
         """After the TopicRecord at ``at`` (its value at ``vstart``) and its

@@ -2,8 +2,8 @@
 
 Counting under-replicated and offline partitions looks at every partition:
 a snapshot's runs of PartitionRecords are counted from their bytes
-(loader/fast/summary_counts.py), a log's pending changes are read from
-theirs (loader/fast/change_effects.py) and added, and only what neither can
+(fast/summary_counts.py), a log's pending changes are read from
+theirs (fast/change_effects.py) and added, and only what neither can
 read is folded (see :func:`partition_health`).
 """
 
@@ -16,7 +16,7 @@ from operator import getitem, itemgetter, lt
 from ..gcpause import no_cyclic_gc
 from ..kraft import enums
 from ..kraft.primitives import uuid_from_str
-from ..loader.deferred import RUN_PARTITION_IDS
+from ..fast.deferred import RUN_PARTITION_IDS
 from ..timefmt import iso_time
 from .registration import started
 
@@ -84,7 +84,7 @@ def partition_health(image, engine) -> list[int]:
     A topic still in its snapshot's runs is counted run by run from their
     bytes; one whose partitions were looked at (filed) from its runs too,
     but for the partitions changed since, which are folded. The log's pending changes
-    (replay/pending.py) are not filed: what they do is read from their
+    (fast/pending.py) are not filed: what they do is read from their
     bytes (:meth:`ReplayEngine.pending_effects`) and added to the counts of
     the topics they name (``_add_effects``): with one row per topic, and
     one per partition that differs from most of its topic's (in replica or

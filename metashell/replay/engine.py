@@ -6,8 +6,8 @@ section 4.2). A record that cannot be applied is reported as a
 :class:`Problem` with its offset and skipped; the rest still loads.
 
 Partition records are not decoded here. From a reader of the engine's
-:class:`~metashell.loader.store.RecordStore` they arrive as deferred entries
-(:mod:`metashell.loader.deferred`: one partition record, or a topic's
+:class:`~metashell.fast.store.RecordStore` they arrive as deferred entries
+(:mod:`metashell.fast.deferred`: one partition record, or a topic's
 partitions as one run, a TopicRecord with or without that run), and only
 their refs (ints) are filed under each partition (a run is kept by its topic
 until someone looks); a lazy :class:`Record` is filed as it is.
@@ -36,22 +36,22 @@ from operator import itemgetter
 from ..gcpause import no_cyclic_gc
 from ..kraft.batch import ATTR_CODEC
 from ..kraft.catalog import METADATA
-from ..loader.fast.batch_runs import BatchRun
-from ..loader.fast.change_batches import ChangeBatch
-from ..loader.fast.change_effects import ChangeEffects
-from ..loader.fast.noop_runs import NoOpRun
+from ..fast.batch_runs import BatchRun
+from ..fast.change_batches import ChangeBatch
+from ..fast.change_effects import ChangeEffects
+from ..fast.noop_runs import NoOpRun
 from ..kraft.primitives import UUID_TEXT, uuid_from_str
-from ..loader import deferred
-from ..loader.deferred import (API_KEY, KEPT_COUNT, KEPT_RUN, PARTITION, PARTITION_ID, PARTITION_RUN,
+from ..fast import deferred
+from ..fast.deferred import (API_KEY, KEPT_COUNT, KEPT_RUN, PARTITION, PARTITION_ID, PARTITION_RUN,
                                RAW_TOPIC_ID, REF, RUN_PARTITION_IDS, TOPIC, TOPIC_ID,
                                TOPIC_NAME, TOPIC_OFFSET, TOPIC_RAW_ID, TOPIC_RUN, TOPIC_TIMESTAMP,
                                TOPIC_WITH_RUN, run_fields)
 from ..kraft.records import CONTROL, PARTITION_KEY, UNDECODABLE, Record
-from ..loader.store import RecordStore, ref_file
+from ..fast.store import RecordStore, ref_file
 from .image import (BrokerState, ControllerState, Entity, Image, PartitionState,
                     TopicState)
 from .partition_model import merge_change, partition_state  # noqa: F401  (also used from here)
-from .pending import PendingChanges
+from ..fast.pending import PendingChanges
 
 CONFIG_TYPES = {0: "unknown", 2: "topic", 4: "broker", 8: "broker_logger",
                 16: "client_metrics", 32: "group"}
@@ -59,7 +59,7 @@ SCRAM_MECHANISMS = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
 TRANSACTION_RECORDS = frozenset(("BeginTransactionRecord", "EndTransactionRecord",
                                  "AbortTransactionRecord"))
 # records whose replay creates, changes or removes topics or partitions: pending
-# changes (replay/pending.py) are filed before any of them
+# changes (fast/pending.py) are filed before any of them
 PARTITION_RECORDS = frozenset(("TopicRecord", "PartitionRecord", "PartitionChangeRecord",
                                "RemoveTopicRecord", "ClearElrRecord"))
 # the start of a PartitionRecord / PartitionChangeRecord body: int32 partitionId, uuid topicId
@@ -108,7 +108,7 @@ class ReplayEngine:
         self._snapshot = None     # (end_offset - 1, timestamp) while applying a snapshot
         self._skip_before = -1    # log records with offset < this are covered by the snapshot
         self._rules: dict = {}    # record name -> bound _apply_<name> method (None: no rule)
-        # a log's partition changes, not yet filed (replay/pending.py)
+        # a log's partition changes, not yet filed (fast/pending.py)
         self._changes = PendingChanges(self._file_topic, self.store.buffer)
 
     # -- feeding ------------------------------------------------------------------
@@ -194,7 +194,7 @@ class ReplayEngine:
         return stamp
 
     def _apply_entries(self, h, records: list, stamp: "tuple | None", in_snapshot: bool) -> bool:
-        """Apply a batch's records: deferred entries (:mod:`..loader.deferred`)
+        """Apply a batch's records: deferred entries (:mod:`..fast.deferred`)
         outside a transaction as _apply_TopicRecord, _apply_PartitionRecord and
         _apply_PartitionChangeRecord would, anything else through the general
         path. The counts are added once per batch, and the topic last created
@@ -257,7 +257,7 @@ class ReplayEngine:
         """A run of a snapshot's records ``ls`` does not need: kept unread in
         the image, counted now (None); outside a snapshot, its records."""
         api, n = rec[API_KEY], rec[KEPT_COUNT]
-        if in_snapshot:   # read when they are first looked at (loader/fast/kept_runs.py)
+        if in_snapshot:   # read when they are first looked at (fast/kept_runs.py)
             self.image.kept_runs.setdefault(api, []).append(rec)
             self.image.kept_checked.discard(api)
             self._count(METADATA[api].name, n)
@@ -325,7 +325,7 @@ class ReplayEngine:
         return True
 
     def _apply_run(self, batch) -> bool:
-        """A run of small batches (``loader/fast/batch_runs``; the header
+        """A run of small batches (``fast/batch_runs``; the header
         spans them): its heartbeats counted and its entries applied as one
         batch's, or kept as pending changes if they are all changes, where
         nothing can stop or hold them on the way; else batch by batch, as
@@ -369,7 +369,7 @@ class ReplayEngine:
 
     def _defer_changes(self, h, entries: list, file_no: int) -> bool:
         """Keep a batch of deferred partition changes unfiled (see
-        replay/pending.py); where the time-travel limit falls inside it, only
+        fast/pending.py); where the time-travel limit falls inside it, only
         those up to the limit, and stop."""
         if self.until_offset is None or h.last_offset <= self.until_offset:
             self._changes.add(file_no, h.position, h.end, entries)
@@ -487,7 +487,7 @@ class ReplayEngine:
 
     def _settle_kept(self, api: int | None) -> None:
         """Read and apply the runs of records of apiKey ``api`` (None: all) a
-        snapshot's batches left unread (:mod:`..loader.fast.kept_runs`), in order:
+        snapshot's batches left unread (:mod:`..fast.kept_runs`), in order:
         that part of the image is being looked at, or changed by what
         follows. They were counted as applied when kept (see
         :meth:`_check_kept`): one that fails is taken back."""
@@ -624,7 +624,7 @@ class ReplayEngine:
         return out, runs[0][RAW_TOPIC_ID], min(pids) == 0 and max(pids) == n - 1
 
     def pending_effects(self) -> "ChangeEffects | None":
-        """What the pending partition changes do (replay/pending.py), read
+        """What the pending partition changes do (fast/pending.py), read
         from their bytes without filing them, for ``summary``; None if none
         are pending, or if they had to be filed (see
         :meth:`PendingChanges.effects`)."""
@@ -1096,7 +1096,7 @@ class ReplayEngine:
         many directories as replicas, or else :meth:`fold_partition` is not
         None), without making a state of a run's partition (``find``, which
         needs names only: -35% of its folding time). A run whose records
-        :meth:`~metashell.loader.store.RecordStore.run_counts` reads from
+        :meth:`~metashell.fast.store.RecordStore.run_counts` reads from
         their bytes (what ``summary`` counts) is not decoded at all: its
         records all decode whole, with no directories or one per replica
         (summary_counts), so those still the partition's only record exist."""

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable
 
-from ..loader import deferred
-from ..loader.deferred import RUN_PARTITION_IDS
+from ..fast import deferred
+from ..fast.deferred import RUN_PARTITION_IDS
 from .partition_model import PartitionState, run_texts  # noqa: F401  (made from the catalog there)
 
 Change = tuple  # (offset, timestamp ms)
@@ -75,7 +75,7 @@ class TopicState:
         # set by the engine: a partition's records as Record objects
         self.resolver = resolver
         # set by the engine: its log's partition changes not yet filed
-        # (replay/pending.py), some of which may be this topic's
+        # (fast/pending.py), some of which may be this topic's
         self.pending = pending
 
     @property
@@ -235,7 +235,7 @@ class QuorumState:
 class _Kept:
     """A part of the image (the ``Image`` field named after it with a
     leading underscore) that a snapshot's records of ``api`` may still be
-    kept unread for (loader/fast/kept_runs.py): they are applied first."""
+    kept unread for (fast/kept_runs.py): they are applied first."""
 
     def __init__(self, api: int):
         self.api = api
@@ -289,7 +289,7 @@ class Image:
     history: dict = field(default_factory=dict)
     # set by the engine: a list of records and refs as records
     resolver: Callable | None = field(default=None, repr=False, compare=False)
-    # apiKey -> runs of a snapshot's records of it not read yet (loader/fast/kept_runs.py),
+    # apiKey -> runs of a snapshot's records of it not read yet (fast/kept_runs.py),
     # and the engine's call that applies those of one apiKey (None: all)
     kept_runs: dict = field(default_factory=dict, repr=False, compare=False)
     # the apiKeys whose kept records were all seen to apply (ReplayEngine._check_kept)

@@ -24,8 +24,8 @@ change replaces. The rules:
 
 :func:`merge_change` is the one definition of what a change does (Kafka's
 ``PartitionRegistration.merge``): the shortcuts that read a change's effect
-from its bytes (``loader/fast/change_effects.EFFECT``,
-``loader/fast/summary_counts.change_counts``) are checked against it on
+from its bytes (``fast/change_effects.EFFECT``,
+``fast/summary_counts.change_counts``) are checked against it on
 every catalog version (``tests/test_partition_change_definition.py``).
 
 :data:`SPECIAL` lists the exceptions: the fields Kafka's
@@ -455,7 +455,7 @@ _TOPIC = "\x00topic\x00"   # the topic id's place in a run's format (a run's top
 
 def _run_format(layout: tuple, nl: "str | None") -> "tuple[str, int] | None":
     """The format of the text of each partition of a run whose values
-    :func:`~metashell.loader.fast.run_values.run_values` read as ``layout``
+    :func:`~metashell.fast.run_values.run_values` read as ``layout``
     (the topic id at :data:`_TOPIC`), and how many integers a partition
     has: a field read with values takes them, integers then UUIDs in the
     layout's order; any other field (or an empty array) is the value
@@ -490,7 +490,7 @@ def _run_format(layout: tuple, nl: "str | None") -> "tuple[str, int] | None":
 
 def layout_state(layout: tuple, slot: Callable[[int], Any]) -> "PartitionState | None":
     """The state :func:`partition_state` gives a record whose fields read
-    as ``layout`` (:func:`~metashell.loader.fast.run_values.run_values`':
+    as ``layout`` (:func:`~metashell.fast.run_values.run_values`':
     ``(JSON name, "int" or "uuid", count)``) hold ``slot(i)``, ``i``
     numbering the values as a run's partition passes them (its integers in
     the layout's order, then its UUIDs), every other field at its default:
@@ -523,7 +523,7 @@ def run_texts(topic_id: str, layout: tuple, ints: tuple, uuids: tuple,
               nl: "str | None" = "\n") -> "list[str] | None":
     """:func:`data_text` of each partition of a run (``nl`` None: its
     :meth:`~PartitionState.to_json` as compact JSON), from the values
-    :func:`~metashell.loader.fast.run_values.run_values` read of its
+    :func:`~metashell.fast.run_values.run_values` read of its
     records (``topic_id``: their topic's, as text), for partitions whose
     only record is the run's: one format per partition, no dict decoded,
     no state folded (``cat`` of every partition's data, with each topic

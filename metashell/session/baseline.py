@@ -65,7 +65,7 @@ def _past_end(session, offset: int | None, time: int | None) -> Findings:
 
 def _settled(other) -> tuple[Image, Findings]:
     """``other``'s image and remarks, its pending partition changes filed
-    first (replay/pending.py): the problems they have are its loading's."""
+    first (fast/pending.py): the problems they have are its loading's."""
     loaded = len(other.engine.problems)
     other.engine.settle()
     findings = Findings()

@@ -56,7 +56,7 @@ class ImageSession:
         return self.engine.image
 
     def counts(self) -> dict:
-        self.engine.settle()   # every pending partition change counted (replay/pending.py)
+        self.engine.settle()   # every pending partition change counted (fast/pending.py)
         return self.engine.record_counts()
 
     def new_problems(self, since: int) -> list[str]:

@@ -2,7 +2,7 @@
 
 A controller's log is mostly PartitionChangeRecords (ISR shrinks and
 expands, leader moves), a few to a few hundred per batch. The engine keeps
-such batches unfiled until something needs them (replay/pending.py), so
+such batches unfiled until something needs them (fast/pending.py), so
 the reader need not read their records either: it only has to know that a
 batch holds nothing else. A :class:`ChangeShapes` learns the framing of
 the change records the per-record path defers (the record's length, the
@@ -24,10 +24,10 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from ...kraft.batch import HEADER_SIZE
+from ..kraft.batch import HEADER_SIZE
 from .change_effects import EFFECT, agrees, skeleton
-from ...kraft.records import DECODE_ERRORS, PARTITION_KEY
-from ..deferred import partition
+from ..kraft.records import DECODE_ERRORS, PARTITION_KEY
+from .deferred import partition
 from .change_effects import VERSIONS as EFFECT_VERSIONS
 from .partition_runs import framing_widths, varint_pattern
 

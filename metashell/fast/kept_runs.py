@@ -33,7 +33,7 @@ Anything else ends the run; the record is then read the usual way.
 
 from __future__ import annotations
 
-from ...kraft.catalog import METADATA
+from ..kraft.catalog import METADATA
 from . import Decided
 
 # The records kept unread, the versions of each kept: ConfigRecord (read from its bytes

@@ -5,7 +5,7 @@ A million-partition snapshot must load without a Python object per
 partition, so a reader opened with ``defer`` (see
 :class:`~metashell.loader.reader.FileReader`) puts small tuples into a
 batch's ``records`` for the records the fast path recognises; the store
-(:class:`~metashell.loader.store.RecordStore`) turns any ``ref`` back into
+(:class:`~metashell.fast.store.RecordStore`) turns any ``ref`` back into
 its record when someone looks. Tuples stay tuples (a NamedTuple costs about
 15% on ``ls``); this module is the one place that knows their layouts. An
 entry's kind is its length (:func:`kind`), and these are all of them:

@@ -29,10 +29,10 @@ from bisect import bisect_right
 from typing import Callable
 
 from ..kraft.batch import HEADER_SIZE
-from ..loader.fast.change_batches import ChangeBatch
-from ..loader.fast.change_effects import ChangeEffects, of_fields
-from ..loader import deferred
-from ..loader.deferred import PARTITION_ID, RAW_TOPIC_ID, REF
+from .change_batches import ChangeBatch
+from .change_effects import ChangeEffects, of_fields
+from . import deferred
+from .deferred import PARTITION_ID, RAW_TOPIC_ID, REF
 
 # bytes searched per pending change before the rest are filed at once
 SEARCH_BYTES_PER_CHANGE = 4096
@@ -109,7 +109,7 @@ class PendingChanges:
                    for b in self.batches)
 
     def effects(self, record_of: Callable) -> ChangeEffects | None:
-        """What the pending changes do, in log order (:mod:`..loader.fast.change_effects`):
+        """What the pending changes do, in log order (:mod:`.change_effects`):
         a batch left unread by one match, the entries of one read already
         decoded one by one (``record_of(ref)``: the store's); None if there
         are too many of those, or one does not decode."""

@@ -28,10 +28,10 @@ from ..kraft.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
 from ..kraft.compression import decompress
 from ..kraft.framing import frame
 from .deferred import run_fields
-from .fast.kept_runs import acls_decode, config_fields, config_values, record_starts
-from .fast.run_values import run_values
-from .fast.summary_counts import change_counts, run_counts
-from .reader import REF_BATCH_BITS, REF_POSITION_BITS, FileReader
+from .kept_runs import acls_decode, config_fields, config_values, record_starts
+from .run_values import run_values
+from .summary_counts import change_counts, run_counts
+from ..loader.reader import REF_BATCH_BITS, REF_POSITION_BITS, FileReader
 from ..kraft.records import DECODE_ERRORS, METADATA, RESOLVED, Record, fill_metadata
 
 _FILE_SHIFT = REF_BATCH_BITS + REF_POSITION_BITS

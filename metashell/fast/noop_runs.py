@@ -22,8 +22,8 @@ from typing import Callable, Iterator
 
 import crc32c as _crc32c
 
-from ...kraft.batch import CRC_START, HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
-from ...kraft.primitives import INT32
+from ..kraft.batch import CRC_START, HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader
+from ..kraft.primitives import INT32
 from . import Decided
 
 # the one layout NOOP_RECORD spells out, version byte included

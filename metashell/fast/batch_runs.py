@@ -34,7 +34,7 @@ from __future__ import annotations
 import struct
 from typing import Callable, Iterator
 
-from ...kraft.batch import HEADER
+from ..kraft.batch import HEADER
 from . import Decided
 from .change_batches import VERSIONS as CHANGE_VERSIONS
 from .noop_runs import VERSIONS as NOOP_VERSIONS

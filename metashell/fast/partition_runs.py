@@ -26,7 +26,7 @@ import struct
 import sys
 from typing import Callable
 
-from ...kraft.primitives import read_varint, read_varlong
+from ..kraft.primitives import read_varint, read_varlong
 from . import Decided
 
 # What a run reads of a partition record's value is its opening, partitionId
