@@ -15,8 +15,9 @@ from typing import Any
 
 from ..gcpause import kept_old
 from ..kraft import enums
-from ..replay import partition_model
 from ..queries.registration import registration_offset, registration_time
+from ..render import json_text, value_text
+from ..replay import partition_model
 from ..timefmt import iso_time
 from .node import DictDir, Leaf, Node, TextLeaf, sort_names
 from .old_paths import PRODUCER_IDS
@@ -252,8 +253,6 @@ class TopicDir(ViewDir):
         """What walking the topic prints (each partition's ``data`` as
         ``cat`` prints it), without three nodes per partition, in pieces of
         up to a hundred partitions."""
-        from ..render import value_text   # render imports nothing of the tree
-
         t = self.topic
         pad, deeper = " " * indent, "\n" + " " * (indent + 4)
         data = f":\n{pad}  data:{deeper}"
@@ -269,8 +268,6 @@ class TopicDir(ViewDir):
         at a time, its partitions' JSON read from its runs' bytes where it
         can (``TopicState.partition_texts``), instead of walking nodes per
         partition."""
-        from ..render import json_text   # render imports nothing of the tree
-
         t = self.topic
         out = [f'"{pid}":{{"data":{got if type(got) is str else json_text(got.to_json())}}}'
                for pid, got in t.partition_texts(None).items()]
@@ -288,8 +285,6 @@ def _data_text(got, nl: str) -> str:
     its text, or its state to write."""
     if type(got) is str:
         return got
-    from ..render import value_text   # render imports nothing of the tree
-
     return (partition_model.data_text(got, nl)
             or value_text(partition_model.shown(got.to_json())).replace("\n", nl))
 

@@ -23,8 +23,8 @@ from ..loader import inputs
 from ..loader.append_times import SegmentAppendTimes
 from ..loader.reader import FileReader, snapshot_timestamp
 from ..queries.describe import describe
-from ..replay.engine import ReplayEngine
 from ..queries.summary import summarize
+from ..replay.engine import ReplayEngine
 from ..timefmt import iso_time
 from .baseline import open_baseline
 from .findings import Findings
