@@ -267,7 +267,7 @@ def test_time_travel_past_the_data_warns(tmp_path):
 def test_diff_names_its_own_options(tmp_path):
     generated_dir(tmp_path)
     status, _, err = run("-s", tmp_path, "diff", "--from-offset", 1000)
-    assert status == 0 and "warning: --from-offset 1000 is past the end of the data" in err
+    assert status == 2 and "diff: --from-offset 1000 is past the end of the data" in err
     status, _, err = run("-s", tmp_path, "--until-offset", 4, "diff", "--from-offset", 1000)
     assert "--from-offset 1000 is past the end" in err and "--until-offset 1000" not in err
     status, _, err = run("-s", tmp_path, "diff", "--from-time", "2020-01-01T00:00:00Z")

@@ -73,7 +73,8 @@ With --stat, one object {directory: {added, removed, modified}}.
 
 Exit status (as diff(1)): 0 the images are equal, 1 they differ, 2 a usage
 error, a PATH in neither image, or the other side could not be loaded (one
-line on stderr says why). In script mode, as any status but 0, a diff
+line on stderr says why); a --from-offset or --from-time past the end of
+the data is such an error, as the data has no image there. In script mode, as any status but 0, a diff
 that finds changes makes the run's status 1."""
 
     def add_arguments(self, parser):

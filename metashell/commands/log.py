@@ -7,9 +7,10 @@ from metashell.commands.registry import register
 from metashell.commands.context import WARNING_PREFIX
 from metashell.commands.log_format import BatchFormat, RecordFormat
 from metashell.commands.log_filter import EntityFilter, TypeFilter, type_names
-from metashell.loader.log_walk import LogWalk, LogWindow, log_files
+from metashell.loader.log_walk import LogWalk, LogWindow, extent, log_files
 from metashell.gcpause import no_cyclic_gc
 from metashell.render import parse_time
+from metashell.timefmt import iso_time
 
 
 @register
@@ -52,6 +53,12 @@ records and batches; --type takes record type names, comma separated
 the records of the entities at or under PATH (/brokers/1, /topics/orders,
 /topics/orders/3, /configs/topic/orders, ...).
 
+A window no record can be in (--from-offset after --to-offset, --from-time
+after --to-time) is a usage error (status 2). A window that misses the
+data (--from-offset past its last record, --to-offset before its first,
+and the same of times) prints a warning naming where the data begins or
+ends (a problem for --strict).
+
 Examples:
   log --type PartitionChange --entity /topics/orders
   log --batches --from-time 2026-01-30T17:00:00Z
@@ -67,6 +74,25 @@ Examples:
         parser.add_argument("--batches", action="store_true", help="one line per batch")
         parser.add_argument("--snapshots", action="store_true",
                             help="a log dir's snapshots too (before its segments)")
+
+    def problem(self, args) -> str | None:
+        """A window no record can be in."""
+        for option, value in (("--from-offset", args.from_offset), ("--to-offset", args.to_offset)):
+            if value is not None and value < 0:
+                return f"{option}: must be 0 or more"
+        if (args.from_offset is not None and args.to_offset is not None
+                and args.from_offset > args.to_offset):
+            return (f"--from-offset {args.from_offset} is after --to-offset {args.to_offset}: "
+                    "no record is in that range")
+        try:
+            window = _window(args)
+        except UsageProblem as e:
+            return str(e)
+        if (window.from_time is not None and window.to_time is not None
+                and window.from_time > window.to_time):
+            return (f"--from-time {iso_time(window.from_time)} is after --to-time "
+                    f"{iso_time(window.to_time)}: no record is in that range")
+        return None
 
     def complete(self, ctx, words):
         """Options; after --entity a path, after --type the type names
@@ -95,9 +121,12 @@ Examples:
             for note in notes:
                 ctx.error(WARNING_PREFIX + note)
         if args.batches:
-            return _print_batches(ctx, files, window)
-        keep = _record_filter(ctx, args)
-        return _print_records(ctx, files, window, keep)
+            status, shown = _print_batches(ctx, files, window)
+        else:
+            status, shown = _print_records(ctx, files, window, _record_filter(ctx, args))
+        if not shown and not window.everything:
+            _say_where_the_data_is(ctx, files, window)
+        return status
 
     def execute(self, ctx, argv):
         try:
@@ -161,10 +190,11 @@ CHUNK = 1 << 18
 
 
 def _print_records(ctx, files, window: LogWindow, keep) -> int:
+    """Returns the exit status and how many batches had records to show."""
     fmt = RecordFormat(json=ctx.json, show_secrets=ctx.session.show_secrets)
     out = _Chunks(ctx.out)
     write = out.write
-    status = OK
+    status, shown = OK, 0
     with no_cyclic_gc():   # records are dropped a batch at a time: no cycles to find
         for path in files:
             walk = LogWalk(path, window)
@@ -177,17 +207,19 @@ def _print_records(ctx, files, window: LogWindow, keep) -> int:
                     status = FAILED
                 records = batch.records if keep is None else [r for r in batch.records if keep(r)]
                 if records:
+                    shown += 1
                     write(fmt.lines(batch, records))
             out.flush()
             _notes(ctx, walk)
-    return status
+    return status, shown
 
 
 def _print_batches(ctx, files, window: LogWindow) -> int:
+    """Returns the exit status and how many batches were listed."""
     fmt = BatchFormat(json=ctx.json)
     out = _Chunks(ctx.out)
     write = out.write
-    status = OK
+    status, shown = OK, 0
     for path in files:
         walk = LogWalk(path, window, records=False)
         if len(files) > 1 and not ctx.json:
@@ -195,10 +227,33 @@ def _print_batches(ctx, files, window: LogWindow) -> int:
         for batch in walk:
             if batch.damage is not None:
                 status = FAILED
+            shown += 1
             write(fmt.line(batch))
         out.flush()
         _notes(ctx, walk)
-    return status
+    return status, shown
+
+
+def _say_where_the_data_is(ctx, files, window: LogWindow) -> None:
+    """A warning when ``window`` lies past the end or before the start of
+    the data: an empty answer that says why."""
+    found = extent(files)
+    if found is None:
+        return
+    last = f"offset {found.last_offset} at {iso_time(found.last_time)}"
+    first = f"offset {found.first_offset} at {iso_time(found.first_time)}"
+    if window.from_offset is not None and window.from_offset > found.last_offset:
+        ctx.warn(f"log: --from-offset {window.from_offset} is past the end of the data: "
+                 f"the last record is {last}")
+    elif window.from_time is not None and window.from_time > found.last_time:
+        ctx.warn(f"log: --from-time {iso_time(window.from_time)} is past the end of the data: "
+                 f"the last record is {last}")
+    elif window.to_offset is not None and window.to_offset < found.first_offset:
+        ctx.warn(f"log: --to-offset {window.to_offset} is before the start of the data: "
+                 f"the first record is {first}")
+    elif window.to_time is not None and window.to_time < found.first_time:
+        ctx.warn(f"log: --to-time {iso_time(window.to_time)} is before the start of the data: "
+                 f"the first record is {first}")
 
 
 def _notes(ctx, walk: LogWalk) -> None:

@@ -273,6 +273,36 @@ class LogWalk:
         return LogBatch(self.path, err.position, None, False, [], err)
 
 
+@dataclass(frozen=True)
+class Extent:
+    """The first and last record of some files, by offset and by time
+    (batch append times: the oldest base and the newest max timestamp)."""
+
+    first_offset: int
+    last_offset: int
+    first_time: int
+    last_time: int
+
+
+def extent(files) -> "Extent | None":
+    """Where the records of ``files`` (paths or :class:`Fetched`) begin and
+    end, from their batch headers (None: no batch). For ``log`` to say why
+    a window showed nothing: read only then, so the walk itself stays as
+    it is."""
+    found = None
+    for path in files:
+        for batch in LogWalk(path, records=False):
+            h = batch.header
+            if h is None:
+                continue
+            here = Extent(h.base_offset, h.last_offset, min(h.base_timestamp, h.max_timestamp),
+                          h.max_timestamp)
+            found = here if found is None else Extent(
+                min(found.first_offset, here.first_offset), max(found.last_offset, here.last_offset),
+                min(found.first_time, here.first_time), max(found.last_time, here.last_time))
+    return found
+
+
 def log_files(plan: LoadPlan, snapshots: bool = False) -> list[Path]:
     """The files ``log`` reads from a load plan: a lone file itself; for a
     log dir every segment in offset order, after (with ``snapshots``) its

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ..errors import MetashellError
 from ..loader.reader import snapshot_timestamp
 from ..replay.image import Image
 from ..replay.rewind import rewind
 from .findings import Findings
-from .travel import Limit, Point, check_not_before, past_end
+from .travel import Limit, Point, beyond_end, check_not_before
 
 #: how diff's options name an earlier point of the same source in messages
 FROM_OPTIONS = ("--from-offset", "--from-time")
@@ -45,22 +46,27 @@ def open_baseline(session, open_session: Callable, *, from_offset: int | None = 
     if rewinding:
         image = _rewound(session, from_offset, from_time)
         if image is not None:
-            return image, _past_end(session, from_offset, from_time)
-    return _settled(open_session(session.source, until_offset=from_offset, until_time=from_time,
-                                 limit_options=FROM_OPTIONS))
+            _check_exists(session.engine, from_offset, from_time)
+            return image, Findings()
+    other = open_session(session.source, until_offset=from_offset, until_time=from_time,
+                         limit_options=FROM_OPTIONS)
+    _check_exists(other.engine, from_offset, from_time)
+    return _settled(other)
 
 
-def _past_end(session, offset: int | None, time: int | None) -> Findings:
-    """A point after everything ``session`` replayed, named by diff's option."""
-    findings = Findings()
-    engine = session.engine
+def _check_exists(engine, offset: int | None, time: int | None) -> None:
+    """Raise :class:`MetashellError` for a point after everything ``engine``
+    replayed (when nothing stopped it early): the data has no image there,
+    and comparing the last one with itself would say "equal" of a point
+    that does not exist."""
     limited = engine.until_offset is not None or engine.until_time is not None
+    stopped = limited and (engine.reached_limit or engine.until_offset != offset
+                           or engine.until_time != time)
     image = engine.image
-    beyond = past_end(Limit(offset, time, *FROM_OPTIONS), Point(image.last_offset, image.last_time),
-                      read_to_end=not limited)
+    beyond = beyond_end(Limit(offset, time, *FROM_OPTIONS), Point(image.last_offset, image.last_time),
+                        read_to_end=not stopped)
     if beyond is not None:
-        findings.problem(beyond)
-    return findings
+        raise MetashellError(f"{beyond}: there is no image at that point to compare with")
 
 
 def _settled(other) -> tuple[Image, Findings]:

@@ -79,6 +79,13 @@ def check_not_before(path, limit: Limit) -> None:
 def past_end(limit: Limit, last: Point, read_to_end: bool) -> str | None:
     """The warning for a limit past ``last``, the last point of the data
     (``read_to_end``: the load read all of it, no limit stopped it)."""
+    beyond = beyond_end(limit, last, read_to_end)
+    return None if beyond is None else f"{beyond}; the image is as of then"
+
+
+def beyond_end(limit: Limit, last: Point, read_to_end: bool) -> str | None:
+    """What is past the end of the data in ``limit`` (``last``: the data's
+    last point), said as ``--option VALUE is past the end ...``, or None."""
     if not read_to_end or last.offset < 0:
         return None
     if limit.offset is not None and limit.offset > last.offset:
@@ -87,7 +94,7 @@ def past_end(limit: Limit, last: Point, read_to_end: bool) -> str | None:
         asked = f"{limit.time_option} {iso_time(limit.time)}"
     else:
         return None
-    return f"{asked} is past the end of the data: the last record is {last}; the image is as of then"
+    return f"{asked} is past the end of the data: the last record is {last}"
 
 
 def oldest_point(plan) -> Point | None:
