@@ -12,8 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from metashell.errors import RecordDecodeError
 from metashell.kraft import catalog, enums
 from metashell.kraft.primitives import read_uvarint, uuid_to_str
-from metashell.kraft.fields import MISSING, UNKNOWN_TAGS, Field, Versions
-from metashell.kraft.schema import Message
+from metashell.kraft.schema import MISSING, UNKNOWN_TAGS, Field, Message, Versions
 
 SHARED = Path(__file__).parents[1].parent / "shared"
 SCHEMAS = SHARED / "reference" / "kafka-schemas"

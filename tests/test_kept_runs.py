@@ -120,11 +120,11 @@ def shown(eng: ReplayEngine, first: str) -> tuple:
     history, the summary's counts, or the whole tree."""
     image = eng.image
     looks = {
-        "configs": lambda: dict(image.configs),
-        "acls": lambda: {k: (e.value, e.change) for k, e in image.acls.items()},
-        "quotas": lambda: {k: {n: (e.value, e.change) for n, e in v.items()} for k, v in image.quotas.items()},
-        "scram": lambda: {k: (e.value, e.change) for k, e in image.scram.items()},
-        "tokens": lambda: {k: (e.value, e.change) for k, e in image.tokens.items()},
+        "configs": lambda: dict(image.configs()),
+        "acls": lambda: {k: (e.value, e.change) for k, e in image.acls().items()},
+        "quotas": lambda: {k: {n: (e.value, e.change) for n, e in v.items()} for k, v in image.quotas().items()},
+        "scram": lambda: {k: (e.value, e.change) for k, e in image.scram().items()},
+        "tokens": lambda: {k: (e.value, e.change) for k, e in image.tokens().items()},
         "history": lambda: [(r.offset, r.data["value"]) for r in image.records(("config", "topic", "t1")) or ()],
         "acl history": lambda: [(r.offset, r.name) for r in image.records(("acl", uid(101))) or ()],
         "summary": lambda: summarize(image, eng),
@@ -168,7 +168,7 @@ def test_ls_leaves_them_unread_and_summary_reads_the_configs(tmp_path):
     settled = open_session(tmp_path)
     settled.image.settle()
     assert settled.summary() == summary and summary["underMinIsrPartitions"] > 0   # min ISR from configs
-    assert s.image.configs[("topic", "t0")]["retention.ms"].value == "86400000"
+    assert s.image.configs()[("topic", "t0")]["retention.ms"].value == "86400000"
 
 
 def test_a_snapshot_whose_configs_come_between_topics(tmp_path):
@@ -238,7 +238,7 @@ def test_a_log_segment_keeps_none(tmp_path):
     for batch in eng.store.open(path, lazy=True):
         assert not any(type(r) is tuple for r in batch.records)
         eng.apply_batch(batch)
-    assert not eng.image.kept_runs and len(eng.image.configs) == 4
+    assert not eng.image.kept_runs and len(eng.image.configs()) == 4
 
 
 

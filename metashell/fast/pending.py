@@ -3,13 +3,13 @@
 Filing a PartitionChangeRecord under its partition takes a few random
 memory accesses into a million-partition image (about 2.5 us in Python),
 a controller's log holds hundreds of thousands of them, and ``ls /topics``
-needs none. So the engine keeps a log's batches of deferred changes as
+needs none. So the replay keeps a log's batches of deferred changes as
 they come (one append per batch) and files them when they are needed:
 
 * all of them, in log order, before the replay applies anything else that
   creates, changes or removes a topic or a partition (the order of changes
   matters only against those), and for the counts and ``summary``
-  (:meth:`ReplayEngine.settle`);
+  (:meth:`~metashell.fast.change_filing.ChangeFiler.settle`);
 * one topic's, when its partitions are first looked at: the topic's raw id
   is searched for in a copy of the pending batches' records, made as they
   come (``find``: one C call per occurrence, 4 ms for the 20 MiB of
@@ -48,12 +48,10 @@ class PendingChanges:
     """The deferred change entries of a log's batches, in log order, and a
     copy of those batches' records to search."""
 
-    def __init__(self, file_topic: Callable, buffer_of: Callable):
+    def __init__(self, buffer_of: Callable):
         # per batch its entries (an entry is None once filed), or its ChangeBatch, unread
         self.batches: list = []
         self.searched: set[str] = set()  # ids of topics whose changes a search took
-        #: ``file_topic(topic)`` files the topic's pending changes (the engine's)
-        self.file_topic = file_topic
         self._buffer_of = buffer_of     # file number -> the bytes its batches were read from
         # the pending batches' records, one after another: what a search scans (in
         # a controller's log, heartbeats lie between them: 33 -> 20 MiB, 6.6 -> 3.7 ms)

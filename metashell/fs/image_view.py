@@ -256,7 +256,7 @@ def config_dir_name(rtype: str, rname: str) -> str:
 class ConfigsDir(_ImageDir):
     def _entries(self):
         return {config_dir_name(rtype, rname): (lambda k=(rtype, rname): self._dir(k))
-                for rtype, rname in self.image.configs}
+                for rtype, rname in self.image.configs()}
 
     def _dir(self, key) -> Node:
         return ConfigDir(config_dir_name(*key), self.view, key)
@@ -268,7 +268,7 @@ class ConfigDir(_ImageDir):
         self.key = key
 
     def _entries(self):
-        keys = self.image.configs.get(self.key, {})
+        keys = self.image.configs().get(self.key, {})
         return {k: (lambda k=k, e=e: self._leaf(k, e)) for k, e in keys.items()}
 
     def _leaf(self, key, ent) -> Node:
@@ -297,7 +297,7 @@ def _escape(text: str) -> str:
 
 class QuotasDir(_ImageDir):
     def _entries(self):
-        return {quota_entity_name(e): (lambda e=e: self._dir(e)) for e in self.image.quotas}
+        return {quota_entity_name(e): (lambda e=e: self._dir(e)) for e in self.image.quotas()}
 
     def _dir(self, entity) -> Node:
         return QuotaDir(quota_entity_name(entity), self.view, entity)
@@ -309,7 +309,7 @@ class QuotaDir(_ImageDir):
         self.entity = entity
 
     def _entries(self):
-        values = self.image.quotas.get(self.entity, {})
+        values = self.image.quotas().get(self.entity, {})
         return {k: (lambda k=k, e=e: TextLeaf(k, e.value, text=lambda: kt.java_double(e.value),
                                                change=e.change))
                 for k, e in values.items()}
@@ -325,10 +325,10 @@ class AclsDir(_ImageDir):
 
 class AclsByIdDir(ViewDir):
     def children(self):
-        return kt.java_sorted(self.image.acls)
+        return kt.java_sorted(self.image.acls())
 
     def child(self, name):
-        ent = self.image.acls.get(name)
+        ent = self.image.acls().get(name)
         if ent is None:
             return None
         value = acl_value(ent.value)
@@ -376,7 +376,7 @@ class ScramDir(_ImageDir):
 class ScramMechanismDir(_ImageDir):
     def _entries(self):
         return {user: (lambda u=user, e=ent: self._leaf(u, e))
-                for (mech, user), ent in self.image.scram.items() if mech == self.name}
+                for (mech, user), ent in self.image.scram().items() if mech == self.name}
 
     def _leaf(self, user, ent) -> Node:
         value = scram_value(ent.value, self.view)
@@ -385,10 +385,10 @@ class ScramMechanismDir(_ImageDir):
 
 class TokensDir(ViewDir):
     def children(self):
-        return kt.java_sorted(self.image.tokens)
+        return kt.java_sorted(self.image.tokens())
 
     def child(self, name):
-        ent = self.image.tokens.get(name)
+        ent = self.image.tokens().get(name)
         if ent is None:
             return None
         value = token_value(ent.value)

@@ -340,7 +340,7 @@ class PartitionDir(ViewDir):
 
 class ConfigsDir(ViewDir):
     def children(self):
-        return sorted({rtype for rtype, _ in self.image.configs})
+        return sorted({rtype for rtype, _ in self.image.configs()})
 
     def child(self, name):
         if name not in self.children():
@@ -354,12 +354,12 @@ class ConfigTypeDir(ViewDir):
         self.rtype = rtype
 
     def children(self):
-        return sort_names(rname or DEFAULT_NAME for rtype, rname in self.image.configs
+        return sort_names(rname or DEFAULT_NAME for rtype, rname in self.image.configs()
                           if rtype == self.rtype)
 
     def child(self, name):
         rname = "" if name == DEFAULT_NAME else name
-        keys = self.image.configs.get((self.rtype, rname))
+        keys = self.image.configs().get((self.rtype, rname))
         if keys is None:
             return None
         view = self.view
@@ -383,15 +383,15 @@ class QuotaEntityDir(ViewDir):
 
     def _extensions(self) -> set:
         n = len(self.prefix)
-        return {entity[n][0] for entity in self.image.quotas
+        return {entity[n][0] for entity in self.image.quotas()
                 if len(entity) > n and entity[:n] == self.prefix}
 
     def children(self):
-        keys = list(self.image.quotas.get(self.prefix, {}))
+        keys = list(self.image.quotas().get(self.prefix, {}))
         return sorted(keys) + sorted(self._extensions())
 
     def child(self, name):
-        values = self.image.quotas.get(self.prefix, {})
+        values = self.image.quotas().get(self.prefix, {})
         if name in values:
             ent = values[name]
             return Leaf(name, ent.value, change=ent.change)
@@ -409,7 +409,7 @@ class QuotaTypeDir(ViewDir):
     def _names(self) -> dict:
         n = len(self.prefix)
         out = {}
-        for entity in self.image.quotas:
+        for entity in self.image.quotas():
             if len(entity) > n and entity[:n] == self.prefix and entity[n][0] == self.etype:
                 ename = entity[n][1]
                 out[DEFAULT_NAME if ename is None else ename] = ename
@@ -442,10 +442,10 @@ def acl_value(d: dict) -> dict:
 
 class AclsDir(ViewDir):
     def children(self):
-        return sorted(self.image.acls)
+        return sorted(self.image.acls())
 
     def child(self, name):
-        ent = self.image.acls.get(name)
+        ent = self.image.acls().get(name)
         return Leaf(name, acl_value(ent.value), change=ent.change) if ent else None
 
 
@@ -474,7 +474,7 @@ class ScramDir(ViewDir):
     MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 
     def children(self):
-        extra = {m for m, _ in self.image.scram} - set(self.MECHANISMS)
+        extra = {m for m, _ in self.image.scram()} - set(self.MECHANISMS)
         return list(self.MECHANISMS) + sorted(extra)
 
     def child(self, name):
@@ -482,7 +482,7 @@ class ScramDir(ViewDir):
             return None
         view = self.view
         users = {}
-        for (mech, user), ent in self.image.scram.items():
+        for (mech, user), ent in self.image.scram().items():
             if mech == name:
                 users[user] = Leaf(user, scram_value(ent.value, view), change=ent.change)
         return DictDir(name, users)
@@ -499,10 +499,10 @@ def scram_value(d: dict, view: View) -> dict:
 
 class TokensDir(ViewDir):
     def children(self):
-        return sorted(self.image.tokens)
+        return sorted(self.image.tokens())
 
     def child(self, name):
-        ent = self.image.tokens.get(name)
+        ent = self.image.tokens().get(name)
         if ent is None:
             return None
         return Leaf(name, token_value(ent.value), change=ent.change, shown=token_text_value)

@@ -13,6 +13,13 @@ per partition, only the (lazy, undecoded) records that touched it;
 :meth:`TopicState.partition` folds them into a :class:`PartitionState`
 when someone looks. Nothing is cached, so a full walk of a million
 partitions never holds a million decoded partitions at once.
+
+The image holds no engine: what is left lazy is asked of the fast path's
+objects through small interfaces, each holding no image in turn: a topic's
+``source`` (folding, refs read back, pending changes filed on first look),
+``Image.refs`` (a history's refs read back) and ``Image.kept_reader`` (a
+snapshot's kept configs, quotas, ACLs, SCRAM users and tokens, applied by
+:meth:`Image.configs` and its kin, asked with the image itself).
 """
 
 from __future__ import annotations
@@ -49,14 +56,19 @@ class ControllerState:
 
 
 class TopicState:
-    """A topic and, per partition, the records that created or changed it."""
+    """A topic and, per partition, the records that created or changed it.
+
+    Its partitions are folded, listed and shown by its ``source`` (the
+    load's :class:`~metashell.replay.folding.PartitionFolder`: the folder,
+    deferred refs read back, the log's pending changes filed on first
+    look), which holds no image; None for a topic with no load behind it
+    (its partitions' records are then as filed)."""
 
     __slots__ = ("name", "topic_id", "change", "created", "_partitions", "_runs", "filed_runs",
-                 "folder", "resolver", "pending")
+                 "source")
 
     def __init__(self, name: str, topic_id: str, change: Change, partition_records=None,
-                 folder: Callable | None = None, resolver: Callable | None = None,
-                 pending=None, run: tuple | None = None, created: int | None = None):
+                 source=None, run: tuple | None = None, created: int | None = None):
         self.name = name
         self.topic_id = topic_id
         self.change = change
@@ -70,20 +82,16 @@ class TopicState:
         # instructions per record loading a snapshot, and no million-entry dicts)
         self._runs: list | None = None if run is None else [run]
         self.filed_runs: list | None = None   # the runs, once filed (summary reads their bytes)
-        # set by the engine: folds a partition's records (reports undecodable ones)
-        self.folder = folder
-        # set by the engine: a partition's records as Record objects
-        self.resolver = resolver
-        # set by the engine: its log's partition changes not yet filed
-        # (fast/pending.py), some of which may be this topic's
-        self.pending = pending
+        self.source = source
 
     @property
     def partition_records(self) -> dict:
         """Partition id -> its records (PartitionRecord, PartitionChangeRecord,
         ClearElrRecord), oldest first: a list of records and deferred refs
         (ints), or one bare ref."""
-        self._file_pending()
+        source = self.source
+        if source is not None:
+            source.file_pending(self)
         return self.filed_records()
 
     def filed_records(self) -> dict:
@@ -111,12 +119,6 @@ class TopicState:
         its log's pending changes are not filed (``summary`` reads what
         they do from their bytes)."""
         return self._runs if not self._partitions else None
-
-    def _file_pending(self) -> None:
-        """File this topic's changes still pending in its log, if any may be."""
-        pending = self.pending
-        if pending is not None and pending.batches and self.topic_id not in pending.searched:
-            pending.file_topic(self)
 
     def _file_runs(self) -> None:
         runs, self._runs = self._runs, None
@@ -157,24 +159,23 @@ class TopicState:
         undecodable was never created (Kafka skips such records), in id
         order: the keys of :meth:`partitions`, without making their states."""
         recs = self.partition_records
-        if self.folder is None:
+        if self.source is None:
             return []
-        return self.folder.__self__.existing_partitions(recs, self.filed_runs)
+        return self.source.existing_partitions(recs, self.filed_runs)
 
     def partitions(self) -> dict:
         """Partition id -> :class:`PartitionState` of each partition that
-        exists, in id order (a listing folds them all: the engine decodes
-        its runs' untouched partitions together)."""
+        exists, in id order (a listing folds them all: its runs' untouched
+        partitions are decoded together)."""
         recs = self.partition_records
-        if self.folder is None:
+        if self.source is None:
             return {}
-        # the folder is its engine's fold_partition; the engine folds a topic at once
-        return self.folder.__self__.fold_topic(recs, self.filed_runs)
+        return self.source.fold_topic(recs, self.filed_runs)
 
     def partition_texts(self, nl: "str | None" = "\n") -> dict:
         """Partition id -> the text of each partition that exists, or its
-        :class:`PartitionState` where the engine must fold it
-        (``Engine.topic_texts``; ``nl``: each newline and the indentation
+        :class:`PartitionState` where it must be folded
+        (``PartitionFolder.topic_texts``; ``nl``: each newline and the indentation
         after it, None for compact JSON), in id order: what ``cat`` and
         ``tree`` show of every partition of a topic."""
         return self.texts_made_by(partial(run_texts, nl=nl))
@@ -182,36 +183,35 @@ class TopicState:
     def texts_made_by(self, make: Callable) -> dict:
         """:meth:`partition_texts` in another format: ``make`` writes the
         texts of a run's partitions from the values read of its bytes, as
-        ``Engine.topic_texts`` says (``tree /image/topics``: Kafka's
+        ``PartitionFolder.topic_texts`` says (``tree /image/topics``: Kafka's
         ``PartitionRegistration`` text)."""
         recs = self.partition_records
-        if self.folder is None:
+        if self.source is None:
             return {}
-        return self.folder.__self__.topic_texts(recs, self.filed_runs, make)
+        return self.source.topic_texts(recs, self.filed_runs, make)
 
     def partition(self, pid: int) -> PartitionState | None:
         recs = self.partition_records.get(pid)
-        if recs is None or self.folder is None:
+        if recs is None or self.source is None:
             return None
-        return self.folder(recs)
+        return self.source.fold_partition(recs)
 
     @property
     def fingerprinter(self) -> Callable | None:
         """``(partition_records, pids) -> {pid: fingerprint}``: the records of
         partitions in a form equal for equal records (their undecoded bytes
-        when it can), to compare partitions without folding them. The engine
-        whose ``folder`` this is provides it (a property, so that loading a
-        topic costs nothing more for it)."""
-        return getattr(getattr(self.folder, "__self__", None), "partition_fingerprints", None)
+        when it can), to compare partitions without folding them: its
+        ``source``'s."""
+        return None if self.source is None else self.source.partition_fingerprints
 
     def partition_history(self, pid: int) -> list | None:
         """The records that created or changed a partition, oldest first."""
         recs = self.partition_records.get(pid)
         if recs is None:
             return None
-        if self.resolver is None:
+        if self.source is None:
             return list(recs) if type(recs) is list else [recs]
-        return self.resolver(recs)
+        return self.source.records(recs)
 
 
 @dataclass
@@ -232,34 +232,14 @@ class QuorumState:
     change: Change = (-1, -1)
 
 
-class _Kept:
-    """A part of the image (the ``Image`` field named after it with a
-    leading underscore) that a snapshot's records of ``api`` may still be
-    kept unread for (fast/kept_runs.py): they are applied first."""
-
-    def __init__(self, api: int):
-        self.api = api
-        self.field = ""
-
-    def __set_name__(self, owner, name: str) -> None:
-        self.field = "_" + name
-
-    def __get__(self, image, owner=None):
-        if image is None:
-            return self
-        if self.api in image.kept_runs:
-            image.settle_kept(self.api)
-        return getattr(image, self.field)
-
-
 @dataclass
 class Image:
     brokers: dict = field(default_factory=dict)             # id -> BrokerState
     controllers: dict = field(default_factory=dict)         # id -> ControllerState
     topics: dict = field(default_factory=dict)              # topic id -> TopicState
     topic_names: dict = field(default_factory=dict)         # name -> topic id
-    # read through the properties below (a snapshot's records of them kept unread
-    # are applied first):
+    # read through the methods of the same name below (a snapshot's records of
+    # them kept unread are applied first):
     _configs: dict = field(default_factory=dict)   # (type name, resource name) -> {key: Entity}
     _quotas: dict = field(default_factory=dict)    # ((type, name|None), ...) sorted -> {key: Entity}
     _acls: dict = field(default_factory=dict)      # acl id -> Entity(value=dict)
@@ -287,27 +267,59 @@ class Image:
     # ``created`` is its history (no entry per topic: -6.5% `ls` on a snapshot); see
     # keep_history() and history_items()
     history: dict = field(default_factory=dict)
-    # set by the engine: a list of records and refs as records
-    resolver: Callable | None = field(default=None, repr=False, compare=False)
+    # the load's deferred refs read back as records (fast/refs.py's Refs); None
+    # where the image holds records only
+    refs: Any = field(default=None, repr=False, compare=False)
     # apiKey -> runs of a snapshot's records of it not read yet (fast/kept_runs.py),
-    # and the engine's call that applies those of one apiKey (None: all)
+    # and what applies them when that part of the image is read (replay/kept.py's
+    # KeptReplay, asked with this image: it holds none)
     kept_runs: dict = field(default_factory=dict, repr=False, compare=False)
-    # the apiKeys whose kept records were all seen to apply (ReplayEngine._check_kept)
+    # the apiKeys whose kept records were all seen to apply (KeptReplay.check)
     kept_checked: set = field(default_factory=set, repr=False, compare=False)
-    settle_kept: Callable | None = field(default=None, repr=False, compare=False)
+    kept_reader: Any = field(default=None, repr=False, compare=False)
 
-    # reading or changing one of these applies the kept records of its apiKey first
-    configs = _Kept(4)
-    tokens = _Kept(10)
-    scram = _Kept(11)
-    quotas = _Kept(14)
-    acls = _Kept(18)
+    # each of these applies a snapshot's records of its part kept unread first
+    # (reading or changing that part of the image)
+
+    def configs(self) -> dict:
+        """(type name, resource name) -> {key: Entity}."""
+        if 4 in self.kept_runs:
+            self.kept_reader.settle(self, 4)
+        return self._configs
+
+    def configs_so_far(self) -> dict:
+        """:meth:`configs` without a snapshot's ConfigRecords still kept."""
+        return self._configs
+
+    def tokens(self) -> dict:
+        """Token id -> Entity(value=dict)."""
+        if 10 in self.kept_runs:
+            self.kept_reader.settle(self, 10)
+        return self._tokens
+
+    def scram(self) -> dict:
+        """(mechanism name, user) -> Entity(value=dict)."""
+        if 11 in self.kept_runs:
+            self.kept_reader.settle(self, 11)
+        return self._scram
+
+    def quotas(self) -> dict:
+        """((type, name|None), ...) sorted -> {key: Entity}."""
+        if 14 in self.kept_runs:
+            self.kept_reader.settle(self, 14)
+        return self._quotas
+
+    def acls(self) -> dict:
+        """ACL id -> Entity(value=dict)."""
+        if 18 in self.kept_runs:
+            self.kept_reader.settle(self, 18)
+        return self._acls
 
     def settle(self) -> None:
-        """Apply every record the engine kept unread (a snapshot's configs,
-        ACLs, ...): before histories or problems are read."""
+        """Apply every record kept unread (a snapshot's configs, ACLs, ...):
+        before histories or problems are read."""
         if self.kept_runs:
-            self.settle_kept(None)
+            self.kept_reader.settle(self, None)
 
     def records(self, key: tuple) -> list | None:
         """The records in ``history`` under ``key``, refs read back, or None."""
@@ -316,9 +328,9 @@ class Image:
         if recs is None and key[0] == "topic":
             t = self.topics.get(key[1])
             recs = t.created if t is not None else None
-        if recs is None or self.resolver is None:
+        if recs is None or self.refs is None:
             return recs if recs is None or type(recs) is list else [recs]
-        return self.resolver(recs)
+        return self.refs.records(recs)
 
     def keep_history(self, tid: str) -> None:
         """Put the history a topic's TopicState keeps into ``history`` (before

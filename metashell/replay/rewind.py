@@ -56,10 +56,10 @@ def rewind(engine: ReplayEngine, offset: int, log_files, snapshot_end: int | Non
     changed.pop(("quorum",), None)   # shown only with --include-quorum, which replays again
     before = _replay_before(changed, offset, snapshot_end)
     old = replace(image, brokers=dict(image.brokers), controllers=dict(image.controllers),
-                  topics=dict(image.topics), _configs=dict(image.configs),
-                  _quotas=dict(image.quotas), _acls=dict(image.acls),
-                  features=dict(image.features), _scram=dict(image.scram),
-                  _tokens=dict(image.tokens), kept_runs={}, kept_checked=set(), history={},
+                  topics=dict(image.topics), _configs=dict(image.configs()),
+                  _quotas=dict(image.quotas()), _acls=dict(image.acls()),
+                  features=dict(image.features), _scram=dict(image.scram()),
+                  _tokens=dict(image.tokens()), kept_runs={}, kept_checked=set(), history={},
                   last_offset=min(offset, image.last_offset))   # what depends on the log's end (brokers' registeredAtOffset)
     for key in changed:
         kind, rest = key[0], key[1:]
@@ -74,8 +74,8 @@ def rewind(engine: ReplayEngine, offset: int, log_files, snapshot_end: int | Non
         elif kind in _KEYED:
             attr, make_key = _KEYED[kind]
             k = make_key(rest)
-            value = getattr(before, attr).get(k)
-            target = getattr(old, attr)
+            value = _part(before, attr).get(k)
+            target = _part(old, attr)
             if value is None:
                 target.pop(k, None)
             else:
@@ -149,8 +149,13 @@ def _rewind_partitions(old: Image, store, log_files, offset: int) -> None:
                 cut[pid] = kept
             else:
                 del cut[pid]
-        topics[tid] = TopicState(t.name, t.topic_id, t.change, cut, folder=t.folder,
-                                 resolver=t.resolver)
+        topics[tid] = TopicState(t.name, t.topic_id, t.change, cut, source=t.source)
+
+
+def _part(image: Image, attr: str) -> dict:
+    """The part of ``image`` named ``attr`` (a dict, or a method giving it)."""
+    part = getattr(image, attr)
+    return part if type(part) is dict else part()
 
 
 def _after(rec, ref_after, offset: int) -> bool:

@@ -142,9 +142,9 @@ class Session(ImageSession):
         return self._older
 
     def close(self) -> None:
-        """Free the loaded cluster now (see :meth:`ReplayEngine.close`): for a
-        program that loads many, such as a Spark worker. The session is not
-        used again."""
+        """Let go of the loaded cluster now (see :meth:`ReplayEngine.close`):
+        for a program that loads many, such as a Spark worker. The session
+        is not used again."""
         self.root = None
         self.engine.close()
 
