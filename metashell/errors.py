@@ -21,6 +21,19 @@ class InputError(MetashellError):
         self.message = message
         super().__init__(f"{self.path}: {message}")
 
+    @classmethod
+    def unreadable(cls, path, error: OSError) -> "InputError":
+        """A file that cannot be opened or read, in one wording wherever a
+        file given is read (segments, snapshots, ``meta.properties``,
+        ``quorum-state``)."""
+        if isinstance(error, FileNotFoundError):
+            return cls(path, "no such file or directory")
+        if isinstance(error, IsADirectoryError):
+            return cls(path, "is a directory, expected a file")
+        if isinstance(error, PermissionError):
+            return cls(path, "cannot read file: permission denied")
+        return cls(path, f"cannot read file: {error.strerror or error}")
+
 
 class CorruptDataError(MetashellError):
     """Bytes that do not follow the KRaft format.

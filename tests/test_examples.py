@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from metashell.fs.walk import walk
-from metashell.loader.inputs import read_meta_properties, read_quorum_state
+from metashell.loader.side_files import read_meta_properties, read_quorum_state
 from metashell.loader.reader import FileReader
 from metashell.session.files import open_session
 

@@ -9,9 +9,10 @@ import pytest
 
 from metashell.errors import InputError
 from metashell.loader.inputs import (
-    LoadPlan, SegmentFile, SnapshotFile, classify, parse_properties, parse_segment_name,
-    parse_snapshot_name, plan, read_meta_properties, read_quorum_state,
+    LoadPlan, SegmentFile, SnapshotFile, classify, parse_segment_name, parse_snapshot_name, plan,
 )
+from metashell.loader.properties import parse_properties
+from metashell.loader.side_files import read_meta_properties, read_quorum_state
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 

@@ -332,6 +332,24 @@ def test_missing_file_and_directory_are_input_errors(tmp_path):
         list(read_file(tmp_path))
 
 
+@pytest.mark.parametrize("name", ["nope", "a-directory"])
+def test_an_unreadable_file_is_worded_alike_by_every_reader(tmp_path, name):
+    """One wording of a file that cannot be read, whichever reader meets it:
+    the record reader (segments, snapshots) and the side files' reader."""
+    from metashell.loader.side_files import read_meta_properties, read_quorum_state
+
+    path = tmp_path / name
+    if name == "a-directory":
+        path.mkdir()
+    said = []
+    for read in (lambda p: list(read_file(p)), read_meta_properties, read_quorum_state):
+        with pytest.raises(InputError) as info:
+            read(path)
+        said.append(str(info.value))
+    expected = {"nope": "no such file or directory", "a-directory": "is a directory, expected a file"}
+    assert said == [f"{path}: {expected[name]}"] * 3
+
+
 def test_read_records_and_empty_file(tmp_path):
     w = LogWriter(3, 1, TS)
     w.records([record("NoOpRecord")] * 5, per_batch=2)

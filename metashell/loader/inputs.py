@@ -11,7 +11,7 @@ A user may point the tool at (contract section 1, kraft-format.md 14-16):
 
 :func:`classify` names the kind; :func:`plan` turns a path into a
 :class:`LoadPlan`: which snapshot, which segments and in what order, plus
-``meta.properties`` and ``quorum-state`` for display. A directory is planned
+``meta.properties`` and ``quorum-state`` for display (read by ``side_files``). A directory is planned
 the way a restarting broker loads its metadata log: the newest complete
 snapshot, then the segments holding records from the snapshot's end offset on.
 
@@ -22,7 +22,6 @@ the ``.lock`` a running Kafka holds; planning works next to a live broker).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -30,18 +29,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import InputError
+from .side_files import META_PROPERTIES, QUORUM_STATE, read_meta_properties, read_quorum_state
 
 __all__ = [
     "PARTITION_DIR", "BOOTSTRAP_NAME", "KINDS",
     "SnapshotFile", "SegmentFile", "LoadPlan",
     "parse_snapshot_name", "parse_segment_name", "classify", "plan",
-    "read_meta_properties", "read_quorum_state",
 ]
 
 PARTITION_DIR = "__cluster_metadata-0"
 BOOTSTRAP_NAME = "bootstrap.checkpoint"
-META_PROPERTIES = "meta.properties"
-QUORUM_STATE = "quorum-state"
 KINDS = ("segment", "snapshot", "bootstrap", "logdir", "partition-dir")
 
 EXPECTED = ("expected a *.log segment, a *.checkpoint snapshot, bootstrap.checkpoint, "
@@ -50,10 +47,6 @@ EXPECTED = ("expected a *.log segment, a *.checkpoint snapshot, bootstrap.checkp
 _SNAPSHOT_RE = re.compile(r"([0-9]{20})-([0-9]{10})\.checkpoint")
 _SNAPSHOT_PREFIX_RE = re.compile(r"([0-9]{20})-([0-9]{10})")
 _SEGMENT_RE = re.compile(r"([0-9]{20})\.log")
-
-#: meta.properties and quorum-state are tiny; refuse to slurp anything big.
-_SMALL_FILE_LIMIT = 1024 * 1024
-
 
 # ---------------------------------------------------------------------------
 # names
@@ -235,10 +228,8 @@ def _check_readable_file(path: Path) -> None:
     try:
         with open(path, "rb"):
             pass
-    except PermissionError:
-        raise InputError(path, "cannot read file: permission denied") from None
     except OSError as e:
-        raise InputError(path, f"cannot read file: {e.strerror or e}") from None
+        raise InputError.unreadable(path, e) from None
 
 
 def _is_metadata_name(name: str) -> bool:
@@ -551,237 +542,3 @@ def _choose_segments(p: LoadPlan) -> None:
                    f"records before it: state from offsets 0-{first.base_offset - 1} is missing")
         p.notes.append(gap)
         p.problems.append(gap)
-
-
-# ---------------------------------------------------------------------------
-# meta.properties
-
-def _read_small(path: Path) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            data = f.read(_SMALL_FILE_LIMIT + 1)
-    except FileNotFoundError:
-        raise InputError(path, "no such file or directory") from None
-    except PermissionError:
-        raise InputError(path, "cannot read file: permission denied") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory, expected a file") from None
-    except OSError as e:
-        raise InputError(path, f"cannot read file: {e.strerror or e}") from None
-    if len(data) > _SMALL_FILE_LIMIT:
-        raise InputError(path, f"too large ({_SMALL_FILE_LIMIT} bytes at most expected)")
-    return data
-
-
-_PROP_WS = " \t\f"
-_PROP_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-
-
-def _logical_lines(text: str):
-    """Java ``Properties.load`` logical lines (comments and blanks dropped),
-    each with the 1-based number of the line it starts on."""
-    lines = re.split(r"\r\n|\r|\n", text)
-    i = 0
-    while i < len(lines):
-        line = lines[i].lstrip(_PROP_WS)
-        i += 1
-        start = i
-        if not line or line[0] in "#!":
-            continue
-        parts = []
-        while True:
-            trailing = len(line) - len(line.rstrip("\\"))
-            if trailing % 2 == 1:  # odd number of backslashes: continuation
-                parts.append(line[:-1])
-                if i >= len(lines):
-                    break
-                line = lines[i].lstrip(_PROP_WS)
-                i += 1
-                continue
-            parts.append(line)
-            break
-        yield start, "".join(parts)
-
-
-def _unescape(s: str) -> str:
-    out = []
-    i = 0
-    n = len(s)
-    while i < n:
-        c = s[i]
-        if c != "\\":
-            out.append(c)
-            i += 1
-            continue
-        i += 1
-        if i >= n:
-            break
-        c = s[i]
-        if c == "u":
-            code = s[i + 1:i + 5]
-            if len(code) < 4 or any(ch not in "0123456789abcdefABCDEF" for ch in code):
-                raise ValueError("malformed \\uxxxx escape")
-            out.append(chr(int(code, 16)))
-            i += 5
-            continue
-        out.append(_PROP_ESCAPES.get(c, c))
-        i += 1
-    return "".join(out)
-
-
-def _split_property(line: str) -> tuple[str, str]:
-    i = 0
-    n = len(line)
-    while i < n:
-        c = line[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c in "=:" or c in _PROP_WS:
-            break
-        i += 1
-    key = line[:i]
-    j = i
-    while j < n and line[j] in _PROP_WS:
-        j += 1
-    if j < n and line[j] in "=:" :
-        j += 1
-        while j < n and line[j] in _PROP_WS:
-            j += 1
-    return _unescape(key), _unescape(line[j:])
-
-
-class PropertiesError(ValueError):
-    """A malformed line of a ``.properties`` text; ``line`` is its number."""
-
-    def __init__(self, line: int, message: str):
-        super().__init__(f"line {line}: {message}")
-        self.line = line
-        self.message = message
-
-
-def numbered_properties(text: str):
-    """Yield ``(line number, key, value)`` for each property of Java
-    ``.properties`` text (``#``/``!`` comments, ``=``/``:``/space separators,
-    line continuations, backslash and ``\\uXXXX`` escapes); a malformed
-    escape raises :class:`PropertiesError`."""
-    for number, line in _logical_lines(text):
-        try:
-            key, value = _split_property(line)
-        except ValueError as e:
-            raise PropertiesError(number, str(e)) from None
-        yield number, key, value
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    """Parse Java ``.properties`` text into a dict (the last value of a key wins)."""
-    return {key: value for _number, key, value in numbered_properties(text)}
-
-
-_INT_KEYS = ("node.id", "broker.id")
-
-
-def read_meta_properties(path) -> dict:
-    """Read a log directory's ``meta.properties`` (kraft-format.md 16.7).
-
-    Returns every property as a string, except ``version`` (int, 0 when absent),
-    ``node.id`` and ``broker.id`` (ints). Checks what Kafka checks: version 0
-    or 1; version 1 needs ``node.id`` and ``cluster.id``. Raises
-    :class:`InputError` with a one-line message on malformed content.
-    """
-    path = Path(path)
-    data = _read_small(path)
-    try:
-        # Properties.load(InputStream) reads ISO-8859-1; non-Latin-1 is \\u-escaped
-        props: dict = parse_properties(data.decode("latin-1"))
-    except ValueError as e:
-        raise InputError(path, f"malformed meta.properties: {e}") from None
-    raw_version = props.get("version", "0").strip()
-    try:
-        version = int(raw_version)
-    except ValueError:
-        raise InputError(path, f"malformed meta.properties: version {raw_version!r} "
-                               f"is not a number") from None
-    if version not in (0, 1):
-        raise InputError(path, f"unsupported meta.properties version {version} "
-                               f"(expected 0 or 1)")
-    props["version"] = version
-    for key in _INT_KEYS:
-        if key in props:
-            try:
-                props[key] = int(props[key].strip())
-            except ValueError:
-                raise InputError(path, f"malformed meta.properties: {key} "
-                                       f"{props[key]!r} is not a number") from None
-    if version == 1:
-        missing = [k for k in ("node.id", "cluster.id") if k not in props]
-        if missing:
-            raise InputError(path, f"malformed meta.properties: version 1 requires "
-                                   f"{' and '.join(missing)}")
-    return props
-
-
-# ---------------------------------------------------------------------------
-# quorum-state
-
-_QUORUM_INT_KEYS = ("leaderId", "leaderEpoch", "votedId", "appliedOffset")
-
-
-def read_quorum_state(path) -> dict:
-    """Read ``__cluster_metadata-0/quorum-state`` (kraft-format.md 16.8).
-
-    One JSON object with ``data_version`` 0 or 1; returned as parsed. Raises
-    :class:`InputError` with a one-line message on malformed content.
-    """
-    path = Path(path)
-    data = _read_small(path)
-    try:
-        state = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
-        msg = e.msg if isinstance(e, json.JSONDecodeError) else str(e)
-        raise InputError(path, f"malformed quorum-state: not JSON ({msg})") from None
-    if not isinstance(state, dict):
-        raise InputError(path, "malformed quorum-state: expected a JSON object")
-    if "data_version" not in state:
-        raise InputError(path, "malformed quorum-state: no data_version")
-    dv = state["data_version"]
-    if isinstance(dv, bool) or not isinstance(dv, int):
-        raise InputError(path, f"malformed quorum-state: data_version {dv!r} is not a number")
-    if dv not in (0, 1):
-        raise InputError(path, f"unsupported quorum-state data_version {dv} (expected 0 or 1)")
-    for key in _QUORUM_INT_KEYS:
-        v = state.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
-            raise InputError(path, f"malformed quorum-state: {key} {v!r} is not a number")
-    voters = state.get("currentVoters")
-    if voters is not None and not (
-            isinstance(voters, list)
-            and all(isinstance(v, dict) and isinstance(v.get("voterId"), int) for v in voters)):
-        raise InputError(path, "malformed quorum-state: currentVoters is not a list of "
-                               "{\"voterId\": n}")
-    return state
-
-
-# ---------------------------------------------------------------------------
-# leader-epoch-checkpoint
-
-LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
-
-
-def read_epoch_starts(partdir) -> "dict[int, int]":
-    """``{epoch: start offset}`` from a partition dir's ``leader-epoch-checkpoint``
-    (version line ``0``, a count, then ``EPOCH OFFSET`` lines), or ``{}`` when
-    it is absent or not in that form: it only helps find where an epoch began."""
-    path = Path(partdir) / LEADER_EPOCH_CHECKPOINT
-    try:
-        lines = _read_small(path).decode("ascii").split("\n")
-    except (OSError, InputError, UnicodeDecodeError):
-        return {}
-    if len(lines) < 2 or lines[0].strip() != "0":
-        return {}
-    starts = {}
-    for line in lines[2:]:
-        words = line.split()
-        if len(words) == 2 and all(w.lstrip("-").isdigit() for w in words):
-            starts[int(words[0])] = int(words[1])
-    return starts

@@ -9,6 +9,7 @@ are read inline for their common one-byte form.
 
 from __future__ import annotations
 
+import errno
 import gc
 import mmap
 import os
@@ -837,20 +838,14 @@ def _map(path: Path):
     """Map a file read-only; an empty file maps to ``b""``."""
     try:
         if path.is_dir():
-            raise InputError(path, "is a directory, expected a metadata file")
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             if size == 0:
                 return b""
             return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except PermissionError:
-        raise InputError(path, "permission denied") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory, expected a metadata file") from None
     except OSError as e:
-        raise InputError(path, e.strerror or str(e)) from None
+        raise InputError.unreadable(path, e) from None
 
 
 def snapshot_timestamp(path: Path) -> int | None:

@@ -19,7 +19,7 @@ from ..fs import paths
 from ..fs.entities import entity_records
 from ..fs.root import build_root
 from ..gcpause import no_cyclic_gc
-from ..loader import inputs
+from ..loader import inputs, side_files
 from ..loader.append_times import SegmentAppendTimes
 from ..loader.reader import FileReader, snapshot_timestamp
 from ..queries.describe import describe
@@ -298,7 +298,7 @@ def _leader_change_of_epoch(plan, epoch: int) -> "dict | None":
     directory still holds it."""
     if epoch < 0 or plan.snapshot is None or not plan.all_segments:
         return None
-    start = inputs.read_epoch_starts(plan.all_segments[0].path.parent).get(epoch)
+    start = side_files.read_epoch_starts(plan.all_segments[0].path.parent).get(epoch)
     holders = [s for s in plan.all_segments if start is not None and s.base_offset <= start]
     if not holders:
         return None
