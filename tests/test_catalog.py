@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from metashell.errors import RecordDecodeError
 from metashell.kraft import catalog, enums
 from metashell.kraft.primitives import read_uvarint, uuid_to_str
-from metashell.kraft.schema import MISSING, UNKNOWN_TAGS, Field, Message, Versions
+from metashell.kraft.fields import MISSING, UNKNOWN_TAGS, Field, Versions
+from metashell.kraft.schema import Message
 
 SHARED = Path(__file__).parents[1].parent / "shared"
 SCHEMAS = SHARED / "reference" / "kafka-schemas"

@@ -111,7 +111,7 @@ def test_unknown_tagged_fields_of_partitions_appear_in_the_tree(tmp_path):
     under ``_unknownTaggedFields`` in the partition's data, its last value
     per tag, through the fast path and the general one alike."""
     from fast_path_support import assert_fast_path_agrees, fast_path
-    from metashell.kraft.schema import UNKNOWN_TAGS
+    from metashell.kraft.fields import UNKNOWN_TAGS
     from test_replay_support import Log, change
 
     records = cluster_snapshot_records(topics=2, partitions=3, version=2)

@@ -1,4 +1,4 @@
-"""The interpreted decoder (schema.interpreted) that answers for a decoder
+"""The interpreted decoder (kraft/interpreter.py) that answers for a decoder
 until it is compiled: for every record type and version, whatever body it
 answers for, it answers exactly what the compiled decoder returns (dict, key
 order, value types); any other body it leaves to the compiled decoder,
@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from metashell.errors import RecordDecodeError
-from metashell.kraft import catalog, schema
+from metashell.kraft import catalog, interpreter
+from metashell.kraft.codegen import compile_decoder
 from metashell.kraft.records import RESOLVED, decode_value, encode_value
 from test_catalog import CASE_IDS, CASE_PARAMS, _struct
 from test_schema_shapes import outcome
@@ -33,15 +34,15 @@ def answers(m, version, buf, pos=0, end=None):
     compiled one), checked against the compiled decoder's."""
     end = len(buf) if end is None else end
     if inline_struct(m.fields):   # no metadata record has one: it never interprets them
-        with pytest.raises(schema.Unsure):
-            schema.interpreted(m, version)
+        with pytest.raises(interpreter.Unsure):
+            interpreter.interpreted(m, version)
         return None
     try:
-        got = schema.interpreted(m, version)(buf, pos, end)
-    except schema._INTERPRETER_GIVES_UP:
+        got = interpreter.interpreted(m, version)(buf, pos, end)
+    except interpreter.INTERPRETER_GIVES_UP:
         return None
     assert got[1] == end
-    assert repr(got) == outcome(schema._compile_decoder(m, version), buf, pos, end)
+    assert repr(got) == outcome(compile_decoder(m, version), buf, pos, end)
     return got
 
 
@@ -85,7 +86,7 @@ def fresh(m):
 def test_interprets_a_few_bodies_then_compiles():
     m = fresh(catalog.METADATA[12])   # FeatureLevelRecord
     raw = bytes(m.encode(0, {"name": "metadata.version", "featureLevel": 7}))
-    for _ in range(schema.INTERPRETED_USES - 1):
+    for _ in range(interpreter.INTERPRETED_USES - 1):
         assert m.interpret(0, raw, 0, len(raw)) == {"name": "metadata.version", "featureLevel": 7}
     assert not m._decoders
     assert m.interpret(0, raw, 0, len(raw)) is None
@@ -126,7 +127,7 @@ def test_the_readers_stand_in_interprets_until_the_message_compiles(monkeypatch)
                                                   len(value))
         assert RESOLVED.get(key)[1] is stand_in and not m._decoders
         assert decode_value(value).data == {"name": "kraft.version", "featureLevel": 1}
-        for _ in range(schema.INTERPRETED_USES):
+        for _ in range(interpreter.INTERPRETED_USES):
             stand_in(value, 3, len(value))
         assert RESOLVED.get(key)[1] is m._decoders[0]
     finally:

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from metashell.kraft.catalog import METADATA
 from metashell.kraft.framing import frame
 from metashell.kraft.records import RESOLVED
-from metashell.kraft.schema import Versions
+from metashell.kraft.fields import Versions
 from metashell.kraft.writer import encode_records
 from metashell.fast import change_effects, summary_counts
 from metashell.fast.change_effects import EFFECT, ISR, LEADER

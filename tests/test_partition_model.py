@@ -19,7 +19,8 @@ import pytest
 
 from metashell.kraft import catalog
 from metashell.kraft.catalog import METADATA, METADATA_2_8
-from metashell.kraft.schema import Field, Message, Versions
+from metashell.kraft.fields import Field, Versions
+from metashell.kraft.schema import Message
 from metashell.replay import partition_model as pm
 from metashell.queries.describe import describe
 from metashell.replay.partition_model import (BY_NAME, FIELDS, SPARK_COLUMNS, SPECIAL,
@@ -237,7 +238,7 @@ def test_a_change_field_the_model_cannot_place_fails_at_import(monkeypatch):
 
 
 def test_describe_names_the_tags_the_catalog_does_not_know():
-    from metashell.kraft.schema import UNKNOWN_TAGS
+    from metashell.kraft.fields import UNKNOWN_TAGS
 
     for name, api in (("PartitionRecord", 3), ("PartitionChangeRecord", 5)):
         message = METADATA[api]

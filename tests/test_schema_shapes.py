@@ -1,4 +1,4 @@
-"""Shape-specialised decoders (schema.py): whatever shapes a decoder has
+"""Shape-specialised decoders (kraft/shapes.py): whatever shapes a decoder has
 learned, it returns exactly what the general decoder returns -- the same dict
 (key order and value types included) or the same error -- for valid, truncated
 and garbled bodies, in every kind of buffer."""
@@ -13,9 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from metashell.errors import RecordDecodeError
-from metashell.kraft import catalog, schema
+from metashell.kraft import catalog, shapes
+from metashell.kraft.codegen import compile_decoder
+from metashell.kraft.fields import UNKNOWN_TAGS
 from metashell.kraft.primitives import uuid_to_str
-from metashell.kraft.schema import UNKNOWN_TAGS, Message
+from metashell.kraft.schema import Message
 
 U1 = "AQIDBAUGBwgJCgsMDQ4PEA"
 U2 = "EA8ODQwLCgkIBwYFBAMCAQ"
@@ -38,7 +40,7 @@ def _shaped_cases():
     for where, m in _all_messages():
         r = m.valid_range
         for v in range(r.lo, r.hi + 1):
-            if schema._plan(m, v) is not None:
+            if shapes.shape_plan(m, v) is not None:
                 out.append(pytest.param(m, v, id=f"{where}-{m.name}-v{v}"))
     return out
 
@@ -56,13 +58,13 @@ def test_which_messages_have_shapes():
     assert ("PartitionChangeRecord", 0, 0) in names
     # a string in the body, or a layout that never varies: the general decoder alone
     for m, v in ((catalog.METADATA[2], 0), (catalog.METADATA[7], 0), (catalog.METADATA[9], 0)):
-        assert schema._plan(m, v) is None
+        assert shapes.shape_plan(m, v) is None
         assert not hasattr(m.decoder(v), "shapes")
 
 
 def fresh(m: Message, version: int):
     """A decoder that has learned nothing yet (``Message.decoder`` is shared)."""
-    dec = schema._compile_decoder(m, version)
+    dec = compile_decoder(m, version)
     assert dec.shapes.shapes == []
     return dec, dec.shapes.general
 
@@ -101,7 +103,7 @@ def only_shapes(dec):
 
 def walk(m: Message, version: int, body: bytes):
     """The layout the learner finds in ``body`` (None: no shape)."""
-    return schema._layout(schema._plan(m, version), schema._body_values(body, 0, len(body)))
+    return shapes._layout(shapes.shape_plan(m, version), shapes._body_values(body, 0, len(body)))
 
 
 # ---------------------------------------------------------------------------
@@ -350,17 +352,17 @@ def test_learning_stops_when_the_set_is_full():
     bodies = [partition(1, replicas=list(range(n)), directories=[U1] * n) for n in range(1, 12)]
     for body in bodies + bodies:
         same(dec, general, body)
-    assert len(dec.shapes.shapes) == schema._SHAPES
+    assert len(dec.shapes.shapes) == shapes._SHAPES
     assert dec.shapes.gen.ns["_miss"] is general      # a miss costs the general decoder alone
     for body in bodies:
         same(dec, general, body)
     with only_shapes(dec):
-        for body in bodies[:schema._SHAPES]:
+        for body in bodies[:shapes._SHAPES]:
             same(dec, general, body)
 
 
 def test_learning_stops_after_a_budget_of_unmatched_bodies(monkeypatch):
-    monkeypatch.setattr(schema, "_LEARN_WALKS", 5)
+    monkeypatch.setattr(shapes, "_LEARN_WALKS", 5)
     dec, general = fresh(P, 2)
     odd = bytes(P.encode(2, dict(P.defaults(2), **{UNKNOWN_TAGS: [[100, b"x"]]})))
     for _ in range(5):
@@ -423,7 +425,7 @@ def test_a_shape_holds_one_byte_varints_only():
 def test_long_arrays_are_left_to_the_general_decoder():
     for m, version in ((P, 2), (catalog.METADATA_2_8[3], 0)):
         value = dict(m.defaults(version), topicId=U1)
-        for n, learned in ((schema._SHAPE_ELEMENTS, 1), (schema._SHAPE_ELEMENTS + 1, 0)):
+        for n, learned in ((shapes._SHAPE_ELEMENTS, 1), (shapes._SHAPE_ELEMENTS + 1, 0)):
             body = bytes(m.encode(version, dict(value, replicas=list(range(n)))))
             dec, general = fresh(m, version)
             for _ in range(2):

@@ -1,7 +1,7 @@
 """Every KRaft metadata and control record, described as a :class:`Message`.
 
 This is the project's own description of the bytes (kraft-format.md sections
-7 and 9-13); ``schema.py`` turns each entry into a decoder and an encoder.
+7 and 9-13); ``schema.Message`` turns each entry into a decoder and an encoder.
 
 Finding a record: search for its name. Each record is one block, in apiKey
 order, headed by a short history (which release added which version or
@@ -28,7 +28,8 @@ UnregisterControllerRecord.)
 
 from __future__ import annotations
 
-from .schema import Field, Message
+from .fields import Field
+from .schema import Message
 
 F = Field
 

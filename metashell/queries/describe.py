@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from ..kraft import enums
-from ..kraft.schema import UNKNOWN_TAGS
+from ..kraft.fields import UNKNOWN_TAGS
 from ..timefmt import iso_time
 from ..replay.partition_model import DESCRIBE_CHANGE, DESCRIBE_RECORD_TAIL
 

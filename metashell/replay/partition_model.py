@@ -53,7 +53,7 @@ from typing import Any, Callable, Mapping
 from ..kraft import enums
 from ..kraft.catalog import METADATA, METADATA_2_8
 from ..kraft.primitives import UUID_TEXT
-from ..kraft.schema import MISSING, UNKNOWN_TAGS, Field
+from ..kraft.fields import MISSING, UNKNOWN_TAGS, Field
 
 PARTITION_RECORD = METADATA[3]
 PARTITION_CHANGE_RECORD = METADATA[5]
