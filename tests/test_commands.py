@@ -30,6 +30,22 @@ def lines(text):
 
 # ------------------------------------------------------------------ registry / dispatch
 
+def test_the_registry_lists_every_command_defined():
+    """A command class written but left out of ``registry.py`` is caught."""
+    import importlib
+    import pkgutil
+
+    import metashell.commands as package
+    from metashell.commands.base import Command
+
+    defined = set()
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"metashell.commands.{info.name}")
+        defined |= {c for c in vars(module).values() if isinstance(c, type) and issubclass(c, Command)
+                    and c is not Command and c.__module__ == module.__name__}
+    assert {type(c) for c in COMMANDS.values()} == defined
+
+
 def test_registry_has_kafkas_ten_and_ours():
     assert list(COMMANDS) == ["brokers", "cat", "cd", "changes", "diff", "exit", "find", "help", "history",
                               "log", "ls", "man", "partitions", "pwd", "summary", "tree", "watch"]

@@ -71,15 +71,10 @@ def imports(path: Path, modules) -> set[str]:
 
 
 def graph() -> dict[str, set[str]]:
-    """Module -> the project modules it imports (a package whose
-    ``__init__`` imports all its modules by ``pkgutil``: each of them)."""
+    """Module -> the project modules it imports."""
     modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
-    edges = {name: {m for m in imports(path, modules) if m in modules and m != name}
-             for name, path in modules.items()}
-    for name, path in modules.items():
-        if path.name == "__init__.py" and "pkgutil.iter_modules" in path.read_text():
-            edges[name] |= {m for m in modules if m.rpartition(".")[0] == name}
-    return edges
+    return {name: {m for m in imports(path, modules) if m in modules and m != name}
+            for name, path in modules.items()}
 
 
 def test_no_import_cycles():

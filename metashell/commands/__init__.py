@@ -1,5 +1,4 @@
-"""The shell's commands (each registered where it is defined, see
-:mod:`.registry`) and the line dispatcher.
+"""The shell's commands (listed in :mod:`.registry`) and the line dispatcher.
 
 ``run_line(ctx, line)`` is what the REPL, script mode and one-shot mode all
 call: the line is split like a shell would (``shlex``: quotes and
@@ -9,18 +8,12 @@ backslashes), the first word picks the command, the rest are its arguments.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import shlex
 from contextlib import nullcontext
 
 from metashell.commands.base import USAGE, Command
 from metashell.commands.context import Context
 from metashell.commands.registry import COMMANDS, command_names, unknown_command_message
-
-# every module of this package is imported once, so each command registers itself
-for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = ["COMMANDS", "Command", "Context", "check_words", "command_names", "complete_line",
            "run_line", "run_words", "split_partial", "unknown_command_message"]

@@ -12,6 +12,7 @@ never ``SystemExit``.
 from __future__ import annotations
 
 import argparse
+import difflib
 from functools import lru_cache
 from typing import Iterable
 
@@ -218,3 +219,15 @@ def basename(path_text: str) -> str:
     """Last component of a path text (``/`` for the root)."""
     parts = paths.split(path_text)
     return parts[-1] if parts else ("/" if path_text.startswith("/") else path_text)
+
+
+def unknown_command(name: str, names: list[str]) -> str:
+    """``unknown command 'blah' (choose from cat, cd, ...)``, plus a
+    did-you-mean for a prefix or a close typo among ``names``."""
+    message = f"unknown command '{name}' (choose from {', '.join(names)})"
+    guesses = [n for n in names if name and n.startswith(name)]
+    if not guesses:
+        guesses = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    if guesses:
+        message += "; did you mean " + " or ".join(f"'{g}'" for g in guesses) + "?"
+    return message

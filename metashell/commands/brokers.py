@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from metashell.commands.base import OK, Command
-from metashell.commands.registry import register
 from metashell.render import json_text, style, table_lines
 from metashell.queries.partition_states import broker_load, topics_by_name
 
 
-@register
 class Brokers(Command):
     name = "brokers"
     description = "Show each broker's state and load: partitions led and held, leader skew."

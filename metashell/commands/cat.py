@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from metashell.commands.base import (FAILED, IS_A_DIRECTORY, NOT_FOUND, OK, Command, has_glob,
                                      shown)
-from metashell.commands.registry import register
 from metashell.errors import MetashellError
 from metashell.fs.glob import iter_expand, iter_file_groups, matches_below
 from metashell.render import highlight_json, json_text, value_text
 
 
-@register
 class Cat(Command):
     name = "cat"
     description = "Show the contents of metadata files."

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from metashell.commands.base import (FAILED, NOT_A_DIRECTORY, NOT_FOUND, OK, Command,
                                      expand)
-from metashell.commands.registry import register
 
 
-@register
 class Cd(Command):
     name = "cd"
     description = "Set the current working directory."

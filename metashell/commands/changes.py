@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from metashell.commands.base import (FAILED, NOT_FOUND, OK, Command, expand, has_glob,
                                      shown)
-from metashell.commands.registry import register
 from metashell.render import json_text, table_lines
 
 #: after the summary of a snapshot's stand-in for an entity's earlier records
 SNAPSHOT_MARK = "  [from snapshot]"
 
 
-@register
 class Changes(Command):
     name = "changes"
     description = "Show the records that changed an entity (broker, topic, partition, ...)."

@@ -6,7 +6,6 @@ import argparse
 import os
 
 from metashell.commands.base import USAGE, Command
-from metashell.commands.registry import register
 from metashell.errors import MetashellError
 from metashell.fs import paths
 from metashell.fs.compare import ADD, MODIFY, REMOVE, compare, subtree_value
@@ -35,7 +34,6 @@ def _time(text: str) -> int:
 _OP_STYLES = {ADD: "green", REMOVE: "red"}
 
 
-@register
 class Diff(Command):
     name = "diff"
     description = "Show what changed between this image and an earlier point or another source."

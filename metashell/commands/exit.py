@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from metashell.commands.base import OK, Command
-from metashell.commands.registry import register
 
 
-@register
 class Exit(Command):
     name = "exit"
     description = "Exit the metadata shell."

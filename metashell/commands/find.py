@@ -6,7 +6,6 @@ from itertools import islice
 
 from metashell.commands.base import (FAILED, NOT_FOUND, OK, Command, basename, expand,
                                      path_candidates, shown)
-from metashell.commands.registry import register
 from metashell.fs import glob
 from metashell.fs.walk import walk_names
 from metashell.render import json_text
@@ -23,7 +22,6 @@ def _name_filter(pattern: str):
     return name_ok
 
 
-@register
 class Find(Command):
     name = "find"
     description = "Search for nodes in the directory hierarchy."

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from metashell.commands.base import OK, Command
-from metashell.commands.registry import register
 from metashell.render import json_text
 
 
-@register
 class History(Command):
     name = "history"
     description = "Print command history."

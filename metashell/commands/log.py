@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from metashell.commands.base import FAILED, OK, USAGE, Command, UsageProblem, path_candidates
-from metashell.commands.registry import register
 from metashell.commands.context import WARNING_PREFIX
 from metashell.commands.log_format import BatchFormat, RecordFormat
 from metashell.commands.log_filter import EntityFilter, TypeFilter, type_names
@@ -13,7 +12,6 @@ from metashell.render import parse_time
 from metashell.timefmt import iso_time
 
 
-@register
 class Log(Command):
     name = "log"
     description = "Print the records (or batches) of the source in log order, as in its files."

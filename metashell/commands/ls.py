@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from metashell.commands.base import (FAILED, NOT_FOUND, OK, Command, basename, expand,
                                      has_glob, shown)
-from metashell.commands.registry import register
 from metashell.fs import paths
 from metashell.render import (column_lines, iso_time, json_text, style, table_lines,
                               value_text)
@@ -79,7 +78,6 @@ def _children(node):
             yield name, child
 
 
-@register
 class Ls(Command):
     name = "ls"
     description = "List metadata nodes."

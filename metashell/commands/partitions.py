@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from metashell.commands.base import FAILED, NOT_FOUND, OK, Command, expand
-from metashell.commands.registry import register
 from metashell.errors import MetashellError
 from metashell.fs import paths
 from metashell.kraft import enums
@@ -14,7 +13,6 @@ from metashell.queries.partition_states import (STATES, MinIsr, PartitionRow, pa
 _ROWS_PER_WRITE = 1024
 
 
-@register
 class Partitions(Command):
     name = "partitions"
     description = "List partitions, or those offline, under-replicated, ... (kafka-topics --describe)."

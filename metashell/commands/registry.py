@@ -1,25 +1,45 @@
-"""The commands by name: each command's class registers itself where it is
-defined (``@register``), as pgcli's special commands do; ``help``, ``man``,
-the dispatcher and the completer read :data:`COMMANDS`."""
+"""The shell's commands, listed here one by one: ``help``, ``man``, the
+dispatcher and the completer read :data:`COMMANDS`. A new command is a
+module of this package with a :class:`~.base.Command` subclass, added to
+the list below."""
 
 from __future__ import annotations
 
-import difflib
+from metashell.commands.base import unknown_command
+from metashell.commands.brokers import Brokers
+from metashell.commands.cat import Cat
+from metashell.commands.cd import Cd
+from metashell.commands.changes import Changes
+from metashell.commands.diff import Diff
+from metashell.commands.exit import Exit
+from metashell.commands.find import Find
+from metashell.commands.help import Help
+from metashell.commands.history import History
+from metashell.commands.log import Log
+from metashell.commands.ls import Ls
+from metashell.commands.man import Man
+from metashell.commands.partitions import Partitions
+from metashell.commands.pwd import Pwd
+from metashell.commands.summary import Summary
+from metashell.commands.tree import Tree
+from metashell.commands.watch import Watch
 
 #: name -> command, alphabetical (the order of help and of error messages)
 COMMANDS: dict = {}
 
 
-def register(cls):
-    """Class decorator: one instance of the command ``cls`` under its name."""
-    command = cls()
-    if command.name in COMMANDS:
-        raise ValueError(f"two commands named {command.name!r}")
-    COMMANDS[command.name] = command
+def _register(*commands) -> None:
+    for command in commands:
+        if command.name in COMMANDS:
+            raise ValueError(f"two commands named {command.name!r}")
+        COMMANDS[command.name] = command
     ordered = sorted(COMMANDS.items())
     COMMANDS.clear()
     COMMANDS.update(ordered)
-    return cls
+
+
+_register(Brokers(), Cat(), Cd(), Changes(), Diff(), Exit(), Find(), History(), Log(), Ls(), Partitions(), Pwd(), Summary(), Tree(), Watch(),
+          Help(COMMANDS), Man(COMMANDS))
 
 
 def command_names() -> list[str]:
@@ -27,13 +47,5 @@ def command_names() -> list[str]:
 
 
 def unknown_command_message(name: str) -> str:
-    """``unknown command 'blah' (choose from cat, cd, ...)``, plus a
-    did-you-mean for a prefix or a close typo."""
-    names = command_names()
-    message = f"unknown command '{name}' (choose from {', '.join(names)})"
-    guesses = [n for n in names if name and n.startswith(name)]
-    if not guesses:
-        guesses = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
-    if guesses:
-        message += "; did you mean " + " or ".join(f"'{g}'" for g in guesses) + "?"
-    return message
+    """What an unknown command ``name`` gets: see :func:`.base.unknown_command`."""
+    return unknown_command(name, command_names())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from metashell.commands.base import OK, Command
-from metashell.commands.registry import register
 from metashell.render import json_text, summary_lines
 from metashell.timefmt import duration
 
@@ -35,7 +34,6 @@ def text_view(data: dict) -> dict:
     return {**data, "brokers": brokers}
 
 
-@register
 class Summary(Command):
     name = "summary"
     description = "Summarize the cluster: brokers, topics, partition health, features."

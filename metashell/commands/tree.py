@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from metashell.commands.base import FAILED, NOT_FOUND, OK, Command, expand, has_glob, shown
-from metashell.commands.registry import register
 from metashell.render import json_text, tree_text_lines, write_tree_json
 
 
-@register
 class Tree(Command):
     name = "tree"
     description = "Show the contents of metadata nodes in a tree structure."

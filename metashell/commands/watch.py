@@ -7,14 +7,12 @@ import json
 import queue
 
 from metashell.commands.base import OK, Command
-from metashell.commands.registry import register
 from metashell.fs import glob, paths
 from metashell.fs.image_view import image_parts
 
 POLL = 0.2   # seconds between checks for Ctrl-C while no change comes
 
 
-@register
 class Watch(Command):
     name = "watch"
     description = "Print each committed change under PATH as it is applied (live quorum, -C)."
