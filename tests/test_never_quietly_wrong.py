@@ -381,7 +381,9 @@ def test_a_log_starting_after_zero_gives_what_it_has_and_marks_the_rest(tmp_path
     # foo was created before the log starts: its changes there name a topic the log
     # alone does not know, so only the snapshot's record, marked, is certain
     assert [(c["offset"], c["fromSnapshot"]) for c in s.changes("/topics/foo/0")] == [(5, True)]
-    assert [(c["offset"], c["fromSnapshot"]) for c in s.changes("/topics/foo")] == [(5, True)]
+    # a topic's history holds its partitions': both the snapshot's, marked
+    assert [(c["offset"], c["type"], c["fromSnapshot"]) for c in s.changes("/topics/foo")] == [
+        (5, "TopicRecord", True), (5, "PartitionRecord", True)]
 
 
 def test_a_log_that_starts_at_an_older_snapshot_is_replayed_from_it(tmp_path):
@@ -409,12 +411,14 @@ def test_a_log_that_starts_at_an_older_snapshot_is_replayed_from_it(tmp_path):
 
 def test_corpus_history_is_the_logs(tmp_path):
     s = open_session(corpus("kafka-4.2-logdir"))
-    [created] = s.changes("/topics/test-topic")
-    assert (created["offset"], created["time"], created["fromSnapshot"]) == (
-        3516, "2026-04-06T11:01:22.847Z", False)
+    created, *partitions = s.changes("/topics/test-topic")   # its partitions' records after it
+    assert (created["offset"], created["time"], created["type"], created["fromSnapshot"]) == (
+        3516, "2026-04-06T11:01:22.847Z", "TopicRecord", False)
+    assert partitions and not any(c["fromSnapshot"] for c in partitions)
+    assert {c["type"] for c in partitions} <= {"PartitionRecord", "PartitionChangeRecord"}
     assert [c["offset"] for c in s.changes("/brokers/1")][:2] == [11, 12]
     s = open_session(EXAMPLE)
-    [created] = s.changes("/topics/orders")
+    created = s.changes("/topics/orders")[0]
     assert (created["offset"], created["time"]) == (86, "2026-03-02T08:10:02.118Z")
 
 

@@ -202,7 +202,11 @@ class TestProvenance:
     def test_changes_of_topic_broker_config_quota(self, tmp_path):
         log, at = provenance_log()
         s = open_session(log.write(tmp_path))
-        assert [c["offset"] for c in s.changes("/topics/foo")] == [at["topic"]]
+        # a topic's history holds its partitions' records
+        assert [c["offset"] for c in s.changes("/topics/foo")] == [
+            at[k] for k in ("topic", "p0", "p1", "isr", "leader")]
+        assert [c["offset"] for c in s.changes("/topics/foo/0")] == [
+            at[k] for k in ("p0", "isr", "leader")]
         assert [c["type"] for c in s.changes("/brokers/1")] == ["RegisterBrokerRecord",
                                                                 "UnfenceBrokerRecord"]
         assert [c["offset"] for c in s.changes("/configs/topic/foo")] == \
@@ -217,7 +221,11 @@ class TestProvenance:
         log, at = history_log()
         s = open_session(log.write(tmp_path))
         ch = s.changes(f"/topicIds/{T1}")
-        assert [c["type"] for c in ch] == ["TopicRecord", "RemoveTopicRecord"]
+        assert [c["offset"] for c in ch] == [at["topic"], at["topic"] + 1, at["leader2"],
+                                              at["leader3"], at["rm"]]
+        assert [c["type"] for c in ch] == ["TopicRecord", "PartitionRecord", "PartitionChangeRecord",
+                                           "PartitionChangeRecord", "RemoveTopicRecord"]
+        assert s.changes("/topics/foo") == ch     # by its name too
         log = Log()
         log.add(broker(1))
         log.add(record("UnregisterBrokerRecord", brokerId=1, brokerEpoch=10))

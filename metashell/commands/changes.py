@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from metashell.commands.base import (FAILED, NOT_FOUND, OK, Command, expand, has_glob,
                                      shown)
+from metashell.fs import paths
 from metashell.render import json_text, table_lines
 
 #: after the summary of a snapshot's stand-in for an entity's earlier records
@@ -20,6 +21,17 @@ and a one-line summary of what it changed. PATH names an entity such as
 /brokers/1, /topics/foo, /topics/foo/0 or a config resource, or a file
 inside one; it may be a glob, and each match is listed under a 'PATH:'
 header when there are several.
+
+A topic's history holds its partitions': /topics/foo lists its
+TopicRecord, every record of each of its partitions and its
+RemoveTopicRecord (its configs are /configs/topic/foo); /topics/foo/0
+lists that partition's. 'log --entity PATH' keeps the same records.
+
+An entity removed since the loaded snapshot (a deleted topic, an
+unregistered broker, a removed config, ACL, ...) is no longer in the
+tree, but its history is: name it by its old path (/topics/foo: every
+topic deleted under that name, in offset order; /topicIds/ID: that one),
+and its records are listed up to its removal.
 
 A snapshot holds an entity as one record, stamped with the snapshot's last
 offset and time. When the segments before the snapshot are still in the
@@ -44,8 +56,12 @@ change history (not an entity)'; the exit status is then 1."""
         for target in args.targets:
             matches = expand(ctx, target)
             if not matches:
-                ctx.error(f"changes: {target}: {NOT_FOUND}")
-                status = FAILED
+                rows = None if has_glob(target) else _removed(ctx, target)
+                if rows is None:
+                    ctx.error(f"changes: {target}: {NOT_FOUND}")
+                    status = FAILED
+                else:
+                    results.append((target, rows))
                 continue
             for match in matches:
                 label = shown(target, match)
@@ -73,3 +89,12 @@ change history (not an entity)'; the exit status is then 1."""
                   str(r.get("summary", "")) + (SNAPSHOT_MARK if r.get("fromSnapshot") else "")]
                  for r in rows], right=(0,)))
         return status
+
+
+def _removed(ctx, target: str) -> "list | None":
+    """The history of an entity no longer in the tree (removed), or None
+    when there is none."""
+    try:
+        return ctx.session.changes(paths.to_text(paths.resolve(ctx.cwd, target)))
+    except KeyError:
+        return None

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from metashell.commands.base import FAILED, OK, USAGE, Command, UsageProblem, path_candidates
+from metashell.commands.base import (FAILED, NOT_FOUND, OK, USAGE, Command, UsageProblem,
+                                     path_candidates)
 from metashell.commands.context import WARNING_PREFIX
 from metashell.commands.log_format import BatchFormat, RecordFormat
 from metashell.commands.log_filter import EntityFilter, TypeFilter, type_names
@@ -49,7 +50,11 @@ Filters (all of them apply): --from-offset/--to-offset and
 records and batches; --type takes record type names, comma separated
 (PartitionChange or PartitionChangeRecord, any case); --entity PATH keeps
 the records of the entities at or under PATH (/brokers/1, /topics/orders,
-/topics/orders/3, /configs/topic/orders, ...).
+/topics/orders/3, /configs/topic/orders, ...): a topic's are its own and
+its partitions' ('changes PATH' lists the same records, as applied: log
+shows them as written, an aborted transaction's too), also of a topic
+deleted under that name. A PATH that names nothing (not in the tree, no
+entity's history, no record of the files) is an error (status 1).
 
 A window no record can be in (--from-offset after --to-offset, --from-time
 after --to-time) is a usage error (status 2). A window that misses the
@@ -121,7 +126,14 @@ Examples:
         if args.batches:
             status, shown = _print_batches(ctx, files, window)
         else:
-            status, shown = _print_records(ctx, files, window, _record_filter(ctx, args))
+            entity = _entity_filter(ctx, args)
+            if entity is not None and ctx.root is not None and ctx.root.child(entity.target[0]) is None:
+                ctx.error(f"log: --entity {args.entity}: {NOT_FOUND}")
+                return FAILED
+            status, shown = _print_records(ctx, files, window, _record_filter(ctx, args, entity))
+            if entity is not None and not entity.matched and not entity.known(ctx.root):
+                ctx.error(f"log: --entity {args.entity}: {NOT_FOUND}")
+                return FAILED
         if not shown and not window.everything:
             _say_where_the_data_is(ctx, files, window)
         return status
@@ -146,13 +158,17 @@ def _window(args) -> LogWindow:
                      when(args.from_time, "--from-time"), when(args.to_time, "--to-time"))
 
 
-def _record_filter(ctx, args):
+def _entity_filter(ctx, args) -> "EntityFilter | None":
+    return EntityFilter(ctx.session.image, ctx.cwd, args.entity) if args.entity else None
+
+
+def _record_filter(ctx, args, entity: "EntityFilter | None"):
     """One predicate on records for --type and --entity (None: keep all)."""
     tests = []
     if args.type:
         tests.append(TypeFilter.parse(args.type))
-    if args.entity:
-        tests.append(EntityFilter(ctx.session.image, ctx.cwd, args.entity))
+    if entity is not None:
+        tests.append(entity)
     if not tests:
         return None
     if len(tests) == 1:

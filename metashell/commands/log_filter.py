@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from metashell.commands.base import UsageProblem
 from metashell.fs import paths
-from metashell.fs.entities import entity_path
+from metashell.fs.entities import entity_path, entity_records
+from metashell.fs.node import lookup
 from metashell.kraft import catalog
 from metashell.replay.entity_keys import key_from_data
 
@@ -61,6 +62,13 @@ class EntityFilter:
         if not self.target:
             raise UsageProblem("--entity: give an entity's path, such as /brokers/1")
         self.names: dict[str, str] = {}
+        self.matched = 0   # records kept: none, of a path nothing knows, is an error
+
+    def known(self, root) -> bool:
+        """Whether PATH names something: a node of the tree, or an entity
+        with a history in the image (one removed since the snapshot)."""
+        return (lookup(root, self.target) is not None
+                or entity_records(self.image, self.target) is not None)
 
     def __call__(self, rec) -> bool:
         if rec.kind != "metadata" or rec.data is None:
@@ -70,7 +78,10 @@ class EntityFilter:
             return False
         if rec.api_key == 2:
             self.names[key[1]] = rec.data["name"]
-        return self._matches(key, self._path(key))
+        if self._matches(key, self._path(key)):
+            self.matched += 1
+            return True
+        return False
 
     def _path(self, key: tuple) -> list[str]:
         if key[0] in ("topic", "partition"):

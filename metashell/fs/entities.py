@@ -28,12 +28,7 @@ def entity_records(image, parts: list[str]) -> list | None:
     image.settle()
     h = image.history
     if head in ("topics", "topicIds") and rest:
-        t = image.topics.get(rest[0]) if head == "topicIds" else image.topic_by_name(rest[0])
-        tid = t.topic_id if t is not None else (rest[0] if head == "topicIds" else None)
-        if len(rest) >= 2 and rest[1] not in ("id", "name"):
-            pid = plain_id(rest[1])
-            return None if t is None or pid is None else t.partition_history(pid)
-        return image.records(("topic", tid))
+        return _topic_records(image, _topic_states(image, head == "topicIds", rest[0]), rest[1:])
     if head in ("brokers", "controllers") and rest and plain_id(rest[0]) is not None:
         return h.get((head[:-1], plain_id(rest[0])))
     if head == "configs" and len(rest) >= 2:
@@ -56,6 +51,39 @@ def entity_records(image, parts: list[str]) -> list | None:
     if head == "metadataQuorum":
         return h.get(("quorum",))
     return None
+
+
+def _topic_states(image, by_id: bool, key: str) -> list:
+    """The topic a path names: the live one, else those removed under that
+    name (or that id) since the snapshot, oldest first: a deleted topic's
+    history is found by its name."""
+    live = image.topics.get(key) if by_id else image.topic_by_name(key)
+    if live is not None:
+        return [live]
+    removed = image.removed_topics
+    if by_id:
+        return [removed[key]] if key in removed else []
+    return [t for t in removed.values() if t.name == key]
+
+
+def _topic_records(image, states: list, rest: list[str]) -> list | None:
+    """A topic's history (its own records and its partitions', one list in
+    offset order: ``log --entity`` keeps the same records), or one
+    partition's (``rest``: the path below the topic)."""
+    if not states:
+        return None
+    if rest and rest[0] not in ("id", "name"):
+        pid = plain_id(rest[0])
+        found = [t.partition_history(pid) for t in states] if pid is not None else []
+        found = [recs for recs in found if recs is not None]
+        return None if not found else sorted((r for recs in found for r in recs),
+                                             key=lambda r: r.offset)
+    records = []
+    for t in states:
+        records.extend(image.records(("topic", t.topic_id)) or ())
+        for pid in sorted(t.partition_records):
+            records.extend(t.partition_history(pid) or ())
+    return sorted(records, key=lambda r: r.offset)
 
 
 def _topic_name(image, tid: str) -> str:

@@ -238,6 +238,9 @@ class Image:
     controllers: dict = field(default_factory=dict)         # id -> ControllerState
     topics: dict = field(default_factory=dict)              # topic id -> TopicState
     topic_names: dict = field(default_factory=dict)         # name -> topic id
+    # topic id -> TopicState of a topic removed since the snapshot (its partitions'
+    # records with it): ``changes`` shows a deleted topic's history up to its removal
+    removed_topics: dict = field(default_factory=dict)
     # read through the methods of the same name below (a snapshot's records of
     # them kept unread are applied first):
     _configs: dict = field(default_factory=dict)   # (type name, resource name) -> {key: Entity}

@@ -75,6 +75,7 @@ def remove_topic(delta, rec: Record) -> None:
     delta.history(("topic", tid), rec)
     if t is None:
         raise ApplyError(f"unable to delete topic with id {tid}: no such topic found")
+    image.removed_topics[tid] = t
     if image.topic_names.get(t.name) == tid:
         del image.topic_names[t.name]
     image.configs().pop(("topic", t.name), None)
