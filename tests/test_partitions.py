@@ -83,17 +83,17 @@ def check_against_tree(session) -> None:
     status, out, _ = run(session, "partitions", output="json")
     assert status == 0
     got = json.loads(out)
-    assert [(r["topic"], r["partition"]) for r in got] == \
+    assert [(r["topicName"], r["partitionId"]) for r in got] == \
         [(d["topic"], d["partitionId"]) for d in every]
     for mine, d in zip(got, every):
         assert (mine["leader"], mine["replicas"], mine["isr"], mine["minIsr"]) == \
                (d["leader"], d["replicas"], d["isr"], d["minIsr"])
     for state in STATES:
         _, out, _ = run(session, "partitions", f"--{state}", output="json")
-        assert [(r["topic"], r["partition"]) for r in json.loads(out)] == \
+        assert [(r["topicName"], r["partitionId"]) for r in json.loads(out)] == \
             [(d["topic"], d["partitionId"]) for d in every if state in expected_states(d)], state
     _, out, _ = run(session, "partitions", "--offline", "--reassigning", output="json")
-    assert [(r["topic"], r["partition"]) for r in json.loads(out)] == \
+    assert [(r["topicName"], r["partitionId"]) for r in json.loads(out)] == \
         [(d["topic"], d["partitionId"]) for d in every
          if expected_states(d) & {"offline", "reassigning"}]
     _, text, _ = run(session, "partitions")
@@ -117,7 +117,7 @@ def test_generated_cluster_in_every_state(tmp_path):
     for state in STATES:   # each state has partitions here: the comparison above is not vacuous
         assert json.loads(run(s, "partitions", f"--{state}", output="json")[1]), state
     _, out, _ = run(s, "partitions", "--under-min-isr", output="json")
-    got = {(r["topic"], r["partition"]): r["minIsr"] for r in json.loads(out)}
+    got = {(r["topicName"], r["partitionId"]): r["minIsr"] for r in json.loads(out)}
     # alpha: its own 2; beta/0 led by 2: broker 2's 1; beta/1 led by 1: the cluster's 3
     assert got == {("alpha", 2): 2, ("alpha", 5): 2, ("beta", 1): 3}
 
@@ -128,9 +128,9 @@ def test_broker_paths_and_text(tmp_path):
              [topic("alpha", a), partition(a, 0), partition(a, 1, leader=-1, isr=[])],
              [topic("beta", b), partition(b, 0, replicas=(2, 3), isr=[3], leader=3)])
     _, out, _ = run(s, "partitions", "--broker", "1", output="json")
-    assert [(r["topic"], r["partition"]) for r in json.loads(out)] == [("alpha", 0), ("alpha", 1)]
+    assert [(r["topicName"], r["partitionId"]) for r in json.loads(out)] == [("alpha", 0), ("alpha", 1)]
     _, out, _ = run(s, "partitions", "/topics/beta", "/topics/alpha/1", output="json")
-    assert [(r["topic"], r["partition"]) for r in json.loads(out)] == [("alpha", 1), ("beta", 0)]
+    assert [(r["topicName"], r["partitionId"]) for r in json.loads(out)] == [("alpha", 1), ("beta", 0)]
     _, out, _ = run(s, "partitions", "/topics/b*")
     assert out == "Topic: beta\tPartition: 0\tLeader: 3\tReplicas: 2,3\tIsr: 3\n"
     _, out, _ = run(s, "partitions", "--offline")
@@ -152,14 +152,14 @@ def test_brokers_load_against_the_tree(tmp_path):
               partition(a, 3, replicas=(1, 4), leader=-1, isr=[])])
     every = tree_partitions(s)
     _, out, _ = run(s, "brokers", output="json")
-    got = {r["broker"]: r for r in json.loads(out)}
+    got = {r["brokerId"]: r for r in json.loads(out)}
     for b, r in got.items():
-        assert r["leaders"] == sum(d["leader"] == b for d in every)
-        assert r["replicas"] == sum(b in d["replicas"] for d in every)
-        assert r["preferredLeaders"] == sum(d["replicas"][0] == b for d in every)
-        assert r["skew"] == r["leaders"] - r["preferredLeaders"]
+        assert r["leaderCount"] == sum(d["leader"] == b for d in every)
+        assert r["replicaCount"] == sum(b in d["replicas"] for d in every)
+        assert r["preferredLeaderCount"] == sum(d["replicas"][0] == b for d in every)
+        assert r["skew"] == r["leaderCount"] - r["preferredLeaderCount"]
     assert got[3]["state"] == "fenced" and got[4]["state"] == "not registered"
-    assert got[1]["leaders"] == 3 and got[1]["skew"] == 1
+    assert got[1]["leaderCount"] == 3 and got[1]["skew"] == 1
     _, text, _ = run(s, "brokers")
     assert text.splitlines()[0].split() == ["BROKER", "STATE", "LEADERS", "REPLICAS", "PREFERRED",
                                            "SKEW"]

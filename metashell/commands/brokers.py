@@ -21,21 +21,21 @@ replica of, the partitions it would lead if every partition's preferred
 it leads more than its share; a preferred leader election would move
 that many away). Fenced brokers print in red on a terminal.
 
---output json: an array of {broker, state, leaders, replicas,
-preferredLeaders, skew}."""
+--output json: an array of {brokerId, state, leaderCount, replicaCount,
+preferredLeaderCount, skew}."""
 
     def run(self, ctx, args) -> int:
         image = ctx.session.image
         load = broker_load(topics_by_name(image), image.brokers)
-        rows = [{"broker": b, "state": _state(image.brokers.get(b)), "leaders": entry.leaders,
-                 "replicas": entry.replicas, "preferredLeaders": entry.preferred,
+        rows = [{"brokerId": b, "state": _state(image.brokers.get(b)), "leaderCount": entry.leaders,
+                 "replicaCount": entry.replicas, "preferredLeaderCount": entry.preferred,
                  "skew": entry.skew} for b, entry in load.items()]
         if ctx.json:
             ctx.write(json_text(rows))
             return OK
         header = ["BROKER", "STATE", "LEADERS", "REPLICAS", "PREFERRED", "SKEW"]
-        lines = table_lines([header] + [[str(r["broker"]), r["state"], str(r["leaders"]),
-                                         str(r["replicas"]), str(r["preferredLeaders"]),
+        lines = table_lines([header] + [[str(r["brokerId"]), r["state"], str(r["leaderCount"]),
+                                         str(r["replicaCount"]), str(r["preferredLeaderCount"]),
                                          f"{r['skew']:+d}" if r["skew"] else "0"] for r in rows],
                             right=(0, 2, 3, 4, 5))
         ctx.write(lines[0])

@@ -5,7 +5,6 @@ from __future__ import annotations
 from metashell.commands.base import FAILED, NOT_FOUND, OK, Command, expand
 from metashell.errors import MetashellError
 from metashell.fs import paths
-from metashell.kraft import enums
 from metashell.render import json_text, style
 from metashell.queries.partition_states import (STATES, MinIsr, PartitionRow, partition_rows,
                                                topics_by_name)
@@ -34,9 +33,10 @@ min.insync.replicas: the topic's config, else that of the broker leading
 the partition, else the cluster default (the broker <default> config),
 else 1.
 
---output json: an array of {topic, partition, leader, leaderEpoch,
-replicas, isr, elr, lastKnownElr, addingReplicas, removingReplicas,
-leaderRecoveryState, minIsr}, written as it is found.
+--output json: an array of {topicName, partitionId, leader, leaderEpoch,
+replicas, isr, eligibleLeaderReplicas, lastKnownElr, addingReplicas,
+removingReplicas, leaderRecoveryState, minIsr} (Kafka's field names and
+codes, as cat shows a partition), written as it is found.
 
 Examples:
   partitions --under-replicated --offline
@@ -125,13 +125,11 @@ def row_text(row: PartitionRow, color: bool = False) -> str:
 
 def row_json(row: PartitionRow) -> dict:
     s = row.state
-    return {"topic": row.topic, "partition": s.partition_id, "leader": s.leader,
+    return {"topicName": row.topic, "partitionId": s.partition_id, "leader": s.leader,
             "leaderEpoch": s.leader_epoch, "replicas": s.replicas, "isr": s.isr,
-            "elr": s.elr, "lastKnownElr": s.last_known_elr,
+            "eligibleLeaderReplicas": s.elr, "lastKnownElr": s.last_known_elr,
             "addingReplicas": s.adding_replicas, "removingReplicas": s.removing_replicas,
-            "leaderRecoveryState": enums.LEADER_RECOVERY_STATES.get(
-                s.leader_recovery_state, s.leader_recovery_state),
-            "minIsr": row.min_isr}
+            "leaderRecoveryState": s.leader_recovery_state, "minIsr": row.min_isr}
 
 
 def _write_text(ctx, rows) -> None:
