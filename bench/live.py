@@ -132,7 +132,7 @@ def child_follow(bootstrap: str, start: int, total: int, step: int) -> None:
 # --------------------------------------------------------------------------- parts
 
 def catch_up(args) -> None:
-    from fake_kraft import FakeQuorum
+    from tests.support.fake_kraft import FakeQuorum
     path = kafka_snapshot(args.topics, args.partitions)
     data = path.read_bytes()
     q = FakeQuorum(1, profile="4.1", epoch=SNAPSHOT_EPOCH)
@@ -168,7 +168,7 @@ def percentile(values: list[float], p: float) -> float:
 
 def watch_latency(profile: str, changes: int) -> list[float]:
     """Seconds from commit to the change's ``watch`` line, ``changes`` times."""
-    from fake_kraft import FakeQuorum
+    from tests.support.fake_kraft import FakeQuorum
     q = FakeQuorum(3, profile=profile)
     q.append([record("FeatureLevelRecord", name="metadata.version", featureLevel=20)], commit=True)
     with q:
@@ -229,7 +229,7 @@ def latency(args) -> None:
 
 
 def noop_rss(args) -> None:
-    from fake_kraft import FakeQuorum, noop_records
+    from tests.support.fake_kraft import FakeQuorum, noop_records
     from metashell.kraft.writer import LogWriter
     total, step = args.noop_batches, max(1, args.noop_batches // 10)
     q = FakeQuorum(1, profile="4.1")

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.paths import EXAMPLE, REPO
+
 BIN = REPO / "bin" / "kafka-metadata-shell"
-EXAMPLE = REPO / "examples" / "cluster"
 
 
 def shell(*args, strict=False):

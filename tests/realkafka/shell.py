@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from spark_support import shell   # the same in-process run the Spark tests compare with
+from tests.support.spark import shell   # the same in-process run the Spark tests compare with
 
 
 def shell_json(path, *words, **kwargs):

@@ -12,7 +12,7 @@ import zipfile
 from pathlib import Path
 
 from metashell.kraft import catalog, enums
-from test_catalog import _compare_message
+from tests.unit.test_catalog import _compare_message
 
 from .jars import kafka_classpath
 

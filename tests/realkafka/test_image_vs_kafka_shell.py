@@ -28,8 +28,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cluster_histories import history
-from test_replay_support import Log, write_snapshot
+from tests.support.cluster_histories import history
+from tests.support.replay import Log, write_snapshot
 
 from .image_shell import (NEWEST, NEWEST_LEVELS, differences, kafka_dumps, loaded_nothing,
                           our_dumps, provenance_offset)

@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pytest
 
-from fake_kraft_follow import Follow, rebuild
-from test_replay_support import flat
+from tests.support.fake_kraft_follow import Follow, rebuild
+from tests.support.replay import flat
 from metashell.fs.node import lookup
 from metashell.fs.root import build_root
 from metashell.kraft.batch import BatchScanner

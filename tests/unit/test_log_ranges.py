@@ -6,14 +6,13 @@ exist "equal". Run on the bundled example cluster (offsets 0-522)."""
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import pytest
 
 from metashell.commands import Context, run_words
 from metashell.session.files import open_session
+from tests.support.paths import EXAMPLE
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cluster"
 LAST = "the last record is offset 522 at 2026-03-03T07:50:02.470Z"
 FIRST = "the first record is offset 0 at 2026-03-02T08:00:00.000Z"
 

@@ -1,0 +1,1 @@
+"""The test suite, one folder per kind of test (see ``tests/README.md``)."""

@@ -1,0 +1,1 @@
+"""End-to-end tests: the command line run as a separate process (subprocess, pexpect)."""

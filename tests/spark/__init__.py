@@ -1,0 +1,1 @@
+"""The PySpark data source on a real local Spark (the ``spark`` extra and Java)."""

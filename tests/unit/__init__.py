@@ -1,0 +1,1 @@
+"""In-process tests: the modules called directly, no process spawned."""
