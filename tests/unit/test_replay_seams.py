@@ -21,7 +21,7 @@ from metashell.replay.batch_loader import TRANSACTION_RECORDS
 from metashell.replay.engine import ReplayEngine
 from metashell.replay.entities import (acls, brokers, configs, features, producer_ids, quotas,
                                        scram, tokens, topics)
-from test_replay_support import Log, change, config, leaves, partition, topic, uid, write_snapshot
+from tests.support.replay import Log, change, config, leaves, partition, topic, uid, write_snapshot
 
 ENTITY_MODULES = (acls, brokers, configs, features, producer_ids, quotas, scram, tokens, topics)
 
