@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from metashell.fs.tree import REDACTED
 from metashell.kraft import enums
+from metashell.kraft.kafka_json import kafka_json
 from metashell.kraft.layouts import BATCH_HEADER, compiled
+from metashell.kraft.records import resolve_metadata
 from metashell.kraft.batch import (ATTR_CODEC, ATTR_CONTROL, ATTR_TRANSACTIONAL, CODEC_NAMES,
                                     LOG_OVERHEAD)
 from metashell.loader.log_walk import LogBatch
@@ -117,11 +119,24 @@ class RecordFormat:
         data = rec.data
         if data is not None and not self.show_secrets and rec.kind == "metadata":
             data = redacted(rec.api_key, data)
+        if data is not None:
+            spec = _spec(rec)
+            if spec is not None:
+                data = kafka_json(spec, rec.version, data)
         doc = {"offset": rec.offset, "time": self.time(rec.timestamp), "epoch": rec.epoch,
                "type": rec.name, "version": rec.version, "control": control, "data": data}
         if data is None:
             doc["error"] = rec.error
         return doc
+
+
+def _spec(rec):
+    """The catalog message ``rec`` was decoded with (a quickly read record,
+    always frame 1 and the current layout, names none: looked up)."""
+    spec = getattr(rec, "spec", None)
+    if spec is None and rec.kind == "metadata" and rec.api_key is not None:
+        spec, _ = resolve_metadata(1, rec.api_key, rec.version)
+    return spec
 
 
 def _header_layout():

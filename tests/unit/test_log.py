@@ -316,6 +316,28 @@ def test_secrets_are_redacted_unless_asked():
     assert all(r["data"]["salt"] != "[redacted]" for r in json_lines(out))
 
 
+def test_json_is_kafkas_json_of_each_record_version():
+    """Kafka's JSON (kafka-dump-log): the fields of the record's version
+    only, tagged ones only where not at their default, bytes in base64."""
+    import base64
+
+    from metashell.kraft import catalog
+    _, out, _ = run(EXAMPLE, "--type", "PartitionChange", output="json")
+    changes = json_lines(out)
+    assert changes
+    for r in changes:
+        fields = {f.json: f for f in catalog.METADATA[5].fields}
+        assert {"partitionId", "topicId"} <= r["data"].keys()
+        for name, value in r["data"].items():
+            f = fields[name]
+            assert r["version"] in f.versions_range, (r["version"], name)
+            assert f.tag is None or value != f.default_value(), (r["offset"], name)
+    assert any("leader" not in r["data"] for r in changes)     # -2: leader unchanged
+    _, out, _ = run(EXAMPLE, "--type", "UserScramCredential", output="json", show_secrets=True)
+    for r in json_lines(out):
+        assert len(base64.b64decode(r["data"]["salt"], validate=True)) >= 16
+
+
 def _iso(ms: int) -> str:
     from datetime import datetime, timezone
     t = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
