@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from metashell.commands.base import FAILED, NOT_FOUND, OK, Command, expand
+from metashell.commands.kafka_topics import kafka_lines
 from metashell.errors import MetashellError
 from metashell.fs import paths
 from metashell.render import json_text, style
@@ -33,6 +34,13 @@ min.insync.replicas: the topic's config, else that of the broker leading
 the partition, else the cluster default (the broker <default> config),
 else 1.
 
+--kafka: the layout of kafka-topics --describe itself: a header line per
+topic (TopicId, PartitionCount, ReplicationFactor, Configs: the topic's own
+and the cluster-wide broker defaults; not a broker's server.properties,
+which the metadata does not hold), its partitions indented by a tab, Elr
+and LastKnownElr on every line from metadata.version 3.8 on; with a state
+option, only the partitions, as Kafka prints them. Topics in name order.
+
 --output json: an array of {topicName, partitionId, leader, leaderEpoch,
 replicas, isr, eligibleLeaderReplicas, lastKnownElr, addingReplicas,
 removingReplicas, leaderRecoveryState, minIsr} (Kafka's field names and
@@ -50,6 +58,8 @@ Examples:
             parser.add_argument(f"--{name}", dest=_dest(name), action="store_true", help=about)
         parser.add_argument("--broker", type=int, metavar="ID",
                             help="only partitions broker ID holds or leads")
+        parser.add_argument("--kafka", action="store_true",
+                            help="kafka-topics --describe's own layout (topic headers, tabs)")
 
     def run(self, ctx, args) -> int:
         image, engine = ctx.session.image, ctx.session.engine
@@ -63,8 +73,10 @@ Examples:
                               states, args.broker, only)
         if ctx.json:
             _write_json(ctx, rows)
+        elif args.kafka:
+            _write_lines(ctx, kafka_lines(image, topics, rows, with_headers=not states))
         else:
-            _write_text(ctx, rows)
+            _write_lines(ctx, (row_text(row, ctx.color) for row in rows))
         return OK
 
 
@@ -132,10 +144,10 @@ def row_json(row: PartitionRow) -> dict:
             "leaderRecoveryState": s.leader_recovery_state, "minIsr": row.min_isr}
 
 
-def _write_text(ctx, rows) -> None:
-    write, color, lines = ctx.out.write, ctx.color, []
-    for row in rows:
-        lines.append(row_text(row, color))
+def _write_lines(ctx, texts) -> None:
+    write, lines = ctx.out.write, []
+    for text in texts:
+        lines.append(text)
         if len(lines) >= _ROWS_PER_WRITE:
             write("\n".join(lines) + "\n")
             lines.clear()

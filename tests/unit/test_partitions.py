@@ -179,3 +179,32 @@ def test_corpora(source):
     files = [f for f in source.iterdir() if f.suffix in (".log", ".checkpoint")]
     path = source if not files else files[0]
     check_against_tree(open_session(path))
+
+
+def test_kafka_layout_of_the_example_cluster():
+    """--kafka: kafka-topics --describe's layout, checked against the plain
+    lines (the same partitions, in the same order): a header per topic,
+    partition lines after a tab, Adding and Removing Replicas (even empty)
+    while reassigned, before Elr and LastKnownElr, which every line has at
+    metadata.version 3.8+; no headers with a state option."""
+    session = open_session(EXAMPLE, until_offset=201)
+    _, plain, _ = run(session, "partitions")
+    _, kafka, _ = run(session, "partitions", "--kafka")
+    headers = [line for line in kafka.splitlines() if not line.startswith("\t")]
+    lines = [line[1:] for line in kafka.splitlines() if line.startswith("\t")]
+    assert [h.split("\t")[0] for h in headers] == list(dict.fromkeys(
+        line.split("\t")[0] for line in plain.splitlines()))
+    for h in headers:
+        assert [f.split(": ")[0] for f in h.split("\t")] == [
+            "Topic", "TopicId", "PartitionCount", "ReplicationFactor", "Configs"]
+    assert len(lines) == len(plain.splitlines())
+    for mine, theirs in zip(lines, plain.splitlines()):
+        assert mine.split("\tAdding")[0].split("\tElr")[0] == theirs.split("\tElr")[0].split("\tAdding")[0]
+        assert "\tElr: " in mine and "\tLastKnownElr: " in mine
+        if "Adding Replicas" in theirs or "Removing Replicas" in theirs:
+            assert mine.index("\tAdding Replicas: ") < mine.index("\tRemoving Replicas: ") < mine.index("\tElr")
+    orders = next(h for h in headers if h.startswith("Topic: orders\t"))
+    assert "\tReplicationFactor: 3\t" in orders            # replicas without the one being added
+    _, only, _ = run(session, "partitions", "--kafka", "--reassigning")
+    assert only and all(line.startswith("\tTopic: ") for line in only.splitlines())
+    assert "\tRemoving Replicas: " in only
