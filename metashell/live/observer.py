@@ -325,6 +325,7 @@ class Observer:
                     tried.append(f"{node}: no DescribeQuorum API")
                     continue
                 response = conn.request(p.DESCRIBE_QUORUM, p.describe_quorum_request(version), deadline)
+                cluster_id = _cluster_id(conn, deadline)
             except Unreachable as e:
                 tried.append(f"{node}: {e}")
                 continue
@@ -340,8 +341,18 @@ class Observer:
                 code = part.error_code if part is not None else response.error_code
                 tried.append(f"{node}: {error_name(code)}")
                 continue
-            return _quorum_view(response, part, node)
+            return dict(_quorum_view(response, part, node), clusterId=cluster_id)
         raise LiveError("DescribeQuorum: no controller answered as leader (" + "; ".join(tried) + ")")
+
+
+def _cluster_id(conn: Connection, deadline: float) -> "str | None":
+    """The cluster id a controller gives in DescribeCluster (3.7+; None where
+    it has no such API or refuses: the quorum's view does not need it)."""
+    if conn.versions.get(p.DESCRIBE_CLUSTER) is None:
+        return None
+    answer = conn.request(p.DESCRIBE_CLUSTER,
+                          p.describe_cluster_request(conn.versions[p.DESCRIBE_CLUSTER]), deadline)
+    return answer.cluster_id if answer.error_code == p.NONE else None
 
 
 def _check_batches(buf, source: str) -> None:

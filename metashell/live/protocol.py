@@ -21,6 +21,7 @@ import struct
 import uuid
 
 from kafka.protocol.admin import DescribeQuorumRequest, DescribeQuorumResponse
+from kafka.protocol.admin.cluster import DescribeClusterRequest, DescribeClusterResponse
 from kafka.protocol.api_data import JsonSchemaData
 from kafka.protocol.api_message import ApiMessage
 from kafka.protocol.consumer import FetchRequest, FetchResponse
@@ -129,8 +130,12 @@ APIS = {
     1: (FetchRequest, FetchResponse, 18, 12),
     59: (FetchSnapshotRequest, FetchSnapshotResponse, 1, 0),
     55: (DescribeQuorumRequest, DescribeQuorumResponse, 2, 0),
+    # v1+ names the endpoints asked for: controllers answer for theirs (3.7+, KIP-919)
+    60: (DescribeClusterRequest, DescribeClusterResponse, 2, 1),
 }
 API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE, FETCH, FETCH_SNAPSHOT, DESCRIBE_QUORUM = 18, 17, 36, 1, 59, 55
+DESCRIBE_CLUSTER = 60
+CONTROLLER_ENDPOINTS = 2        # DescribeCluster's EndpointType of controllers
 
 
 
@@ -247,6 +252,12 @@ def fetch_snapshot_request(version: int, *, leader_epoch: int, end_offset: int, 
     topic = FetchSnapshotRequest.TopicSnapshot(name=METADATA_TOPIC, partitions=[part], version=version)
     extra = {"cluster_id": cluster_id} if cluster_id is not None else {}
     return FetchSnapshotRequest(replica_id=-1, max_bytes=max_bytes, topics=[topic], version=version, **extra)
+
+
+def describe_cluster_request(version: int):
+    """DescribeCluster of the controllers (its answer carries the cluster id)."""
+    return DescribeClusterRequest(include_cluster_authorized_operations=False,
+                                  endpoint_type=CONTROLLER_ENDPOINTS, version=version)
 
 
 def describe_quorum_request(version: int):

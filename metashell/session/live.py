@@ -415,11 +415,32 @@ def quorum_fields(d: dict) -> dict:
                 "lastCaughtUpTime": iso_time(r.get("lastCaughtUpTimestamp", -1))}
 
     return {
+        "clusterId": d.get("clusterId"),
         "leaderId": leader, "leaderEpoch": d.get("leaderEpoch", -1),
         "highWatermark": d.get("highWatermark", -1), "answeredBy": d.get("answeredBy"),
+        **follower_lag(leader, voters),
         "voters": {str(v["replicaId"]): replica(v) for v in voters},
         "observers": [{"replicaId": o["replicaId"], **replica(o)} for o in d.get("observers", [])],
     }
+
+
+def follower_lag(leader_id: int, voters: list) -> dict:
+    """``maxFollowerLag`` and ``maxFollowerLagTimeMs`` as kafka-metadata-quorum
+    describe --status says them: the voter with the smallest log end offset
+    (the first such in the quorum's order), its offsets behind the leader's
+    and the ms between the leader's and its last caught-up times (0 when
+    that voter is the leader, -1 when a time is unknown)."""
+    leader = next((v for v in voters if v["replicaId"] == leader_id), None)
+    if leader is None or not voters:
+        return {"maxFollowerLag": None, "maxFollowerLagTimeMs": None}
+    behind = min(voters, key=lambda v: v.get("logEndOffset", -1))
+    lag = leader.get("logEndOffset", -1) - behind.get("logEndOffset", -1)
+    if behind is leader:
+        lag_ms = 0
+    else:
+        times = leader.get("lastCaughtUpTimestamp", -1), behind.get("lastCaughtUpTimestamp", -1)
+        lag_ms = times[0] - times[1] if min(times) >= 0 else -1
+    return {"maxFollowerLag": lag, "maxFollowerLagTimeMs": lag_ms}
 
 
 def open_live_session(config, *, until_offset: int | None = None, until_time: int | None = None,

@@ -17,6 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from kafka.protocol.admin import DescribeQuorumRequest, DescribeQuorumResponse
+from kafka.protocol.admin.cluster import DescribeClusterRequest, DescribeClusterResponse
 from kafka.protocol.consumer import FetchRequest, FetchResponse
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 from kafka.protocol.sasl import (SaslAuthenticateRequest, SaslAuthenticateResponse,
@@ -47,6 +48,7 @@ SNAPSHOT_NOT_FOUND = 98
 POSITION_OUT_OF_RANGE = 99
 UNKNOWN_TOPIC_ID = 100
 INCONSISTENT_CLUSTER_ID = 104
+UNSUPPORTED_ENDPOINT_TYPE = 120
 
 API_VERSIONS, FETCH, FETCH_SNAPSHOT, DESCRIBE_QUORUM = 18, 1, 59, 55
 SASL_HANDSHAKE, SASL_AUTHENTICATE = 17, 36
@@ -169,7 +171,8 @@ class Connection:
         if not self.authenticated and key not in (SASL_HANDSHAKE, SASL_AUTHENTICATE):
             return None   # "Unexpected Kafka request ... during SASL handshake": closed
         handler = {FETCH: self.fetch, FETCH_SNAPSHOT: self.fetch_snapshot,
-                   DESCRIBE_QUORUM: self.describe_quorum, SASL_HANDSHAKE: self.sasl_handshake,
+                   DESCRIBE_QUORUM: self.describe_quorum, DESCRIBE_CLUSTER: self.describe_cluster,
+                   SASL_HANDSHAKE: self.sasl_handshake,
                    SASL_AUTHENTICATE: self.sasl_authenticate}.get(key)
         if handler is None:
             return None
@@ -453,6 +456,22 @@ class Connection:
         topic = DescribeQuorumResponse.TopicData(topic_name=METADATA_TOPIC, partitions=[part])
         resp = DescribeQuorumResponse(version=version, error_code=NONE, topics=[topic], nodes=nodes)
         resp.with_header(corr)
+        return resp.encode(header=True, framed=True)
+
+    def describe_cluster(self, msg: bytes, version: int) -> bytes:
+        """The cluster id and the controllers (3.7+, KIP-919: endpoint type 2
+        asked; a controller refuses brokers' endpoints, type 1)."""
+        req = DescribeClusterRequest.decode(msg, version=version, header=True)
+        q = self.quorum
+        wanted = getattr(req, "endpoint_type", 1)
+        error = NONE if wanted == 2 else UNSUPPORTED_ENDPOINT_TYPE
+        brokers = [DescribeClusterResponse.DescribeClusterBroker(
+            broker_id=i, host=n.host, port=n.port, rack=None) for i, n in sorted(q.nodes.items())]
+        resp = DescribeClusterResponse(
+            version=version, throttle_time_ms=0, error_code=error, error_message=None,
+            endpoint_type=wanted, cluster_id=q.cluster_id, controller_id=-1,
+            brokers=brokers if error == NONE else [])
+        resp.with_header(req.header.correlation_id)
         return resp.encode(header=True, framed=True)
 
 
