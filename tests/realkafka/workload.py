@@ -40,10 +40,12 @@ from kafka.protocol.admin.client_quotas import AlterClientQuotasRequest
 from . import jars
 from .admin import admin_client, describe_quorum
 from .cluster import JVM_FLAGS, KafkaCluster
+from .degraded import ToolRun, degrade_and_run_tools
 
 SCRAM_LOGIN = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
 ADMIN_USER, ADMIN_PASSWORD = "admin", "admin-secret"
 SNAPSHOT_WAIT_S = 60.0
+ELR_FEATURE = "eligible.leader.replicas.version"
 
 
 def version_tuple(version: str) -> "tuple[int, int]":
@@ -138,6 +140,7 @@ def run_workload(cluster: KafkaCluster) -> Workload:
         _acls(admin, work)
         _reassignment(admin, work)
         _metadata_version_upgrade(admin, work)   # SCRAM needs 3.5-IV2, tokens 3.6-IV2
+        _eligible_leader_replicas(admin, work)
     # Before any SCRAM credential exists: a Kafka 3.5 broker restarting from a
     # snapshot of its own that holds some drops the SCRAM-SHA-256 ones.
     _broker_restart(cluster, work)
@@ -172,7 +175,7 @@ def _topics(admin, work: Workload) -> None:
     work.done("partitions added")
     admin.delete_topics(["events"])
     _wait_until(lambda: "events" not in admin.list_topics(), "topic events deleted")
-    admin.create_topics([NewTopic("events", 4, 2)])
+    admin.create_topics([NewTopic("events", 4, 2, topic_configs={"min.insync.replicas": "1"})])
     work.done("topic deleted and re-created")
 
 
@@ -187,12 +190,18 @@ def _wait_until(condition, what: str, timeout: float = 30.0) -> None:
 # -- configs --------------------------------------------------------------------------
 
 def _configs(cluster: KafkaCluster, admin, work: Workload) -> None:
-    admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "orders",
-                                        {"retention.ms": "172800000", "segment.bytes": "1048576"})],
-                        incremental=True)
-    admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, "101",
-                                        {"log.flush.interval.messages": "100000"})],
-                        incremental=True)
+    admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "orders", {
+        "retention.ms": "172800000", "segment.bytes": "1048576", "min.insync.replicas": "2"})],
+        incremental=True)
+    admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, "101", {
+        "log.flush.interval.messages": "100000", "min.insync.replicas": "1"})], incremental=True)
+    # min.insync.replicas set and unset again, on a topic and on a broker
+    admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "orders", {
+        "min.insync.replicas": ("DELETE", None)})], incremental=True)
+    admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, "101", {
+        "min.insync.replicas": ("DELETE", None)})], incremental=True)
+    admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, "102", {
+        "min.insync.replicas": "1"})], incremental=True)
     admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, "102", {
         "listener.name.sasl.scram-sha-256.sasl.jaas.config": SCRAM_LOGIN})], incremental=True,
         raise_on_unknown=False)
@@ -200,8 +209,10 @@ def _configs(cluster: KafkaCluster, admin, work: Workload) -> None:
     tool = cli_class(cluster, "org.apache.kafka.tools.ConfigCommand", "kafka.admin.ConfigCommand")
     run_cli(cluster, tool, "--bootstrap-server", cluster.bootstrap_servers, "--alter",
             "--entity-type", "brokers", "--entity-default",
-            "--add-config", "message.max.bytes=2000000,log.retention.ms=604800001")
-    work.done("topic, broker and default broker configs (one sensitive)")
+            "--add-config",
+            "message.max.bytes=2000000,log.retention.ms=604800001,min.insync.replicas=2")
+    work.done("topic, broker and default broker configs (one sensitive; "
+              "min.insync.replicas set and unset)")
 
 
 # -- client quotas ----------------------------------------------------------------------
@@ -386,6 +397,21 @@ def _metadata_version_upgrade(admin, work: Workload) -> None:
     work.done(f"metadata.version upgrade {current} -> {newest}")
 
 
+def _eligible_leader_replicas(admin, work: Workload) -> None:
+    """ELR (KIP-966) on, where the release has the feature (4.0+): the
+    controller then drops broker-level min.insync.replicas configs."""
+    feature = admin.describe_features().get(ELR_FEATURE)
+    if feature is None or feature["supported"][1] < 1:
+        work.skipped("eligible leader replicas", "no eligible.leader.replicas.version feature")
+        return
+    if feature.get("finalized", (0, 0))[1] < 1:
+        result = admin.update_features({ELR_FEATURE: 1})
+        assert result.get(ELR_FEATURE) == "OK", result
+        _wait_until(lambda: admin.describe_features()[ELR_FEATURE].get("finalized", (0, 0))[1] == 1,
+                    "eligible leader replicas enabled")
+    work.done("eligible leader replicas enabled")
+
+
 # -- broker restart ----------------------------------------------------------------------------
 
 def _broker_restart(cluster: KafkaCluster, work: Workload) -> None:
@@ -479,7 +505,9 @@ class KafkaRun:
     ``high_watermark``; ``quiet_until`` is the offset of the first record
     after that which is not a NoOpRecord (the nodes' shutdown), so the
     metadata at every offset from ``high_watermark`` - 1 to ``quiet_until``
-    - 1 is ``expected``. ``snapshots`` and ``segments`` list each node's files."""
+    - 1 is ``expected``. ``snapshots`` and ``segments`` list each node's files.
+    ``tools`` is what Kafka's own tools printed on the cluster left degraded
+    after that (degraded.py)."""
 
     version: str
     cluster: KafkaCluster
@@ -491,6 +519,7 @@ class KafkaRun:
     snapshots: "dict[int, list[Path]]"
     segments: "dict[int, list[Path]]"
     seconds: float
+    tools: ToolRun
 
     @property
     def with_elr(self) -> bool:
@@ -537,6 +566,7 @@ def run_release(version: str, workdir: Path) -> KafkaRun:
         view = settled_view(cluster, version_tuple(version) >= (4, 0))
         hw = view.pop("highWatermark")
         wait_for_files(cluster, after_offset=hw)
+        tools = degrade_and_run_tools(cluster)
     files = {n: metadata_files(p) for n, p in cluster.metadata_dirs.items()}
     quiet_until = min(first_change_from(f[1], hw) for f in files.values())
     return KafkaRun(version=version, cluster=cluster, workload=work, expected=view,
@@ -544,4 +574,4 @@ def run_release(version: str, workdir: Path) -> KafkaRun:
                     metadata_dirs=cluster.metadata_dirs,
                     snapshots={n: f[0] for n, f in files.items()},
                     segments={n: f[1] for n, f in files.items()},
-                    seconds=time.monotonic() - started)
+                    seconds=time.monotonic() - started, tools=tools)
