@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import base64
 
-from .schema import Field, Message
+from .fields import Field
+from .schema import Message
 
 _BYTES = (bytes, bytearray, memoryview)
 
