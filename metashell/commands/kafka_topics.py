@@ -93,7 +93,7 @@ def _scaled(value: str, factor: int) -> str:
 def topic_configs(image, topic_name: str, defaults: "dict[str, str]") -> "dict[str, str]":
     """A topic's configs as its header shows them: the broker defaults
     (``broker_defaults_as_topic_configs``) overridden by its own."""
-    own = {k: e.value for k, e in image.configs.get(("topic", topic_name), {}).items()
+    own = {k: e.value for k, e in image.configs().get(("topic", topic_name), {}).items()
            if e.value is not None}
     return {**defaults, **own}
 
@@ -133,7 +133,7 @@ def kafka_lines(image, topics, rows, with_headers: bool):
     elr_always = elr_on_every_line(image)
     defaults = {}
     if with_headers:
-        cluster = {k: e.value for k, e in image.configs.get(("broker", ""), {}).items()
+        cluster = {k: e.value for k, e in image.configs().get(("broker", ""), {}).items()
                    if e.value is not None}
         defaults = broker_defaults_as_topic_configs(cluster)
     by_name = {t.name: t for t in topics}
