@@ -172,13 +172,6 @@ _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False,
                             default=_json_default).encode
 
 
-def node_text(node) -> str:
-    """A file node as text output shows it: its own text where it has one
-    (Kafka's strings under ``/image``), else its value as ``value_text``."""
-    text = node.text()
-    return text if text is not None else value_text(node.shown_value())
-
-
 def json_text(value: Any) -> str:
     """Compact JSON, one line: what every ``--output json`` document uses.
     orjson writes it (the json module's text but for the spelling of huge

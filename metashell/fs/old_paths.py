@@ -16,10 +16,6 @@ same nodes, but no listing or glob shows them, so ``ls /``, ``find /`` and
 
 from __future__ import annotations
 
-#: the root's aliases: old name -> the native directory it shows (``acl``
-#: holds one directory, ``id``, which is ``/acls``)
-ROOT_ALIASES = {"client-quotas": "clientQuotas", "acl": "acls"}
-
 #: ``/producerIds``' old file names -> the native ones
 PRODUCER_IDS = {"nextBlockStartId": "nextProducerId", "lastBlockBrokerId": "lastBrokerId",
                 "lastBlockBrokerEpoch": "lastBrokerEpoch"}

@@ -277,7 +277,8 @@ REMOVE_ACCESS_CONTROL_ENTRY = Message("RemoveAccessControlEntryRecord", 19, "0",
 NO_OP = Message("NoOpRecord", 20, "0", [])
 
 # --- 21 ZkMigrationStateRecord ---------------------------------------------
-# v0 3.4 (MV 3.4-IV0); 3.5 renumbered the states (see enums.ZK_MIGRATION_STATE);
+# v0 3.4 (MV 3.4-IV0); 3.5 renumbered the states (3.5+: 1 MIGRATION, 2 PRE_MIGRATION; 3.4
+# wrote only 0 NONE and 1 PRE_MIGRATION), shown as the number written;
 # 4.x no longer writes it but still reads it. (Kafka's file: ZkMigrationRecord.json.)
 ZK_MIGRATION_STATE = Message("ZkMigrationStateRecord", 21, "0", [
     F("ZkMigrationState", "int8"),

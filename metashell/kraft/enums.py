@@ -100,60 +100,6 @@ LEADER_RECOVERY_STATES: dict[int, str] = {
     1: "RECOVERING",
 }
 
-# PartitionChangeRecord.LeaderRecoveryState (-1 = not changed by this record)
-LEADER_RECOVERY_STATE_CHANGES: dict[int, str] = {-1: "NO_CHANGE", **LEADER_RECOVERY_STATES}
-
-# PartitionChangeRecord.Leader sentinels (any other value is a broker id)
-PARTITION_CHANGE_LEADER: dict[int, str] = {
-    -1: "NO_LEADER",
-    -2: "NO_CHANGE",
-}
-
-# --- ZkMigrationStateRecord.ZkMigrationState -------------------------------
-# 3.5+ numbering (PRE_MIGRATION and MIGRATION swapped relative to 3.4).
-# ZK (4) exists only in memory and is never written.
-ZK_MIGRATION_STATES: dict[int, str] = {
-    0: "NONE",
-    1: "MIGRATION",
-    2: "PRE_MIGRATION",
-    3: "POST_MIGRATION",
-    4: "ZK",
-}
-
-# 3.4 numbering. 3.4 only ever wrote NONE or PRE_MIGRATION (as 1), so a 1 in a
-# log written by 3.4 means PRE_MIGRATION; the record does not say who wrote it.
-ZK_MIGRATION_STATES_3_4: dict[int, str] = {
-    0: "NONE",
-    1: "PRE_MIGRATION",
-    2: "MIGRATION",
-    3: "POST_MIGRATION",
-}
-
-# --- BrokerRegistrationChangeRecord -----------------------------------------
-# Fenced
-BROKER_FENCING_CHANGES: dict[int, str] = {
-    -1: "UNFENCE",
-    0: "NONE",
-    1: "FENCE",
-}
-
-# InControlledShutdown
-BROKER_CONTROLLED_SHUTDOWN_CHANGES: dict[int, str] = {
-    0: "NONE",
-    1: "IN_CONTROLLED_SHUTDOWN",
-}
-
-# --- Control records --------------------------------------------------------
-CONTROL_RECORD_TYPES: dict[int, str] = {
-    0: "ABORT",
-    1: "COMMIT",
-    2: "LEADER_CHANGE",
-    3: "SNAPSHOT_HEADER",
-    4: "SNAPSHOT_FOOTER",
-    5: "KRAFT_VERSION",
-    6: "KRAFT_VOTERS",
-}
-
 # --- metadata.version feature levels (kraft-format.md 17.1) -----------------
 # Levels >= 22 meant something else in unreleased/unstable 3.9 code; these are
 # the released meanings.
@@ -194,8 +140,6 @@ METADATA_VERSIONS: dict[int, str] = {
     34: "4.5-IV0",  # unstable in 4.4
 }
 
-# the level assumed when a log has no metadata.version FeatureLevelRecord
-DEFAULT_METADATA_VERSION = 1
 
 # ---------------------------------------------------------------------------
 # Sensitive configuration keys

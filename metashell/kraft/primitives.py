@@ -17,15 +17,10 @@ from ..errors import RecordDecodeError
 INT8 = struct.Struct(">b")
 INT16 = struct.Struct(">h")
 INT32 = struct.Struct(">i")
-INT64 = struct.Struct(">q")
-UINT16 = struct.Struct(">H")
-UINT32 = struct.Struct(">I")
-FLOAT64 = struct.Struct(">d")
 INT32_PAIR = struct.Struct(">ii")   # a segment index entry; a response's size and correlation id
 INT64_PAIR = struct.Struct(">qq")   # a UUID's two halves; a snapshot chunk's size and position
 
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
-ZERO_UUID_BYTES = bytes(16)
 
 
 def read_uvarint(buf, pos: int) -> tuple[int, int]:
@@ -108,15 +103,6 @@ def write_varlong(out: bytearray, value: int) -> None:
         out.append((u & 0x7F) | 0x80)
         u >>= 7
     out.append(u)
-
-
-def varint_size(value: int) -> int:
-    u = ((value << 1) ^ (value >> 31)) & 0xFFFFFFFF
-    n = 1
-    while u >= 0x80:
-        u >>= 7
-        n += 1
-    return n
 
 
 class UuidText(dict):

@@ -5,8 +5,10 @@ configs, quotas, ACLs, features, producer ids, SCRAM, delegation tokens)
 plus what Kafka's 3.5+ shell dropped: the quorum (leader, epoch, voters,
 kraft.version) and counts. Every entity remembers ``change``: the
 ``(offset, timestamp)`` of the record that last changed it. ``history``
-maps an entity key (see :func:`entity_key`) to the records that created or
-changed it, and outlives the entity, so ``changes`` can explain a removal.
+maps an entity key (``replay/entity_keys.py``: ``("broker", 1)``,
+``("topic", topic_id)``, ``("config", "topic", "foo")`` ...) to the records
+that created or changed it, and outlives the entity, so ``changes`` can
+explain a removal.
 
 Partitions are the one entity a cluster has millions of, so a topic keeps,
 per partition, only the (lazy, undecoded) records that touched it;
@@ -357,13 +359,3 @@ class Image:
     def topic_by_name(self, name: str) -> TopicState | None:
         tid = self.topic_names.get(name)
         return self.topics.get(tid) if tid is not None else None
-
-
-def entity_key(kind: str, *parts) -> tuple:
-    """The key of an entity in ``Image.history``: ``("broker", 1)``,
-    ``("topic", topic_id)``, ``("config", "topic", "foo")``,
-    ``("quota", ((type, name), ...))``, ``("acl", id)``, ``("feature", name)``,
-    ``("producerIds",)``, ``("scram", mechanism, user)``, ``("token", id)``,
-    ``("controller", id)``, ``("quorum",)``. Partitions keep their records in
-    their topic (``TopicState.partition_records``)."""
-    return (kind, *parts)
