@@ -75,7 +75,7 @@ Examples:
     kafka-metadata-shell -C ctl1:9093 -o json watch /brokers --count 1
 
 \b
-Commands: cat cd changes diff exit find help history ls man pwd summary tree watch
+Commands: {commands}
 (run 'kafka-metadata-shell help' or 'kafka-metadata-shell man COMMAND' for details).
 
 \b
@@ -344,6 +344,21 @@ def _command_problem(words) -> str | None:
     return check_words(list(words))
 
 
+class _ShellCommand(click.Command):
+    """The program's click command: its help lists the shell's commands from
+    their registry when it is printed (importing them costs every other run
+    its time)."""
+
+    def format_epilog(self, ctx, formatter) -> None:
+        from metashell.commands import COMMANDS
+        saved = self.epilog
+        self.epilog = saved.replace("{commands}", " ".join(COMMANDS))
+        try:
+            super().format_epilog(ctx, formatter)
+        finally:
+            self.epilog = saved
+
+
 def make_cli(open_session: "Callable[..., Any] | None" = None,
              open_live: "Callable[..., Any] | None" = None) -> click.Command:
     """The click command. ``open_session`` replaces
@@ -353,7 +368,7 @@ def make_cli(open_session: "Callable[..., Any] | None" = None,
     live_opener = open_live or _default_open_live
 
     @click.command(
-        name=PROG, help=HELP, epilog=EPILOG, options_metavar="[OPTIONS]",
+        cls=_ShellCommand, name=PROG, help=HELP, epilog=EPILOG, options_metavar="[OPTIONS]",
         context_settings={"help_option_names": ["-h", "--help"],
                           "allow_interspersed_args": False,
                           "max_content_width": 100})

@@ -9,6 +9,9 @@ class Man(Command):
     name = "man"
     description = "Show the help text for a specific command."
     path_args = None
+    details = """\
+On a terminal the manual goes through a pager ($PAGER, else less), as
+man(1) shows one; elsewhere (a pipe, a file, a script) it is printed."""
 
     def __init__(self, commands: dict):
         self.commands = commands   # name -> command: the registry's table, man included
@@ -27,5 +30,18 @@ class Man(Command):
             ctx.error(f"man: unknown command '{args.command}'. "
                       "Type help to get a list of commands.")
             return FAILED
-        ctx.write(command.manual())
+        text = command.manual()
+        if _on_terminal(ctx.out):
+            import click   # the pager ($PAGER, else less) as man(1) uses one
+            click.echo_via_pager(text + "\n")
+        else:
+            ctx.write(text)
         return OK
+
+
+def _on_terminal(out) -> bool:
+    """Whether ``out`` is a terminal (a manual then goes through a pager)."""
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -2,36 +2,81 @@
 
 from __future__ import annotations
 
+import re
+
 from metashell.commands.base import OK, Command
 from metashell.render import json_text, summary_lines
 from metashell.timefmt import duration
 
 
-def _start_text(row: dict, fenced: bool) -> str:
-    """One broker's start in text: time, offset and how long before the
-    last change it registered (not "up": a fenced broker is registered, not
-    running, and says so), or why unknown."""
-    at = "" if row["registeredAtOffset"] is None else f"offset {row['registeredAtOffset']}"
-    state = "  fenced" if fenced else ""
+def _start_cells(row: dict, state: str, notes: dict) -> list[str]:
+    """One broker's start in text, as cells: time (or why it is unknown, by
+    the number of its note), offset, how long before the last change it
+    registered (not "up": a fenced broker is registered, not running, and
+    says so), and its state when not running."""
+    offset = row["registeredAtOffset"]
     if row["registeredAt"] is None:
-        return f"{at + ', ' if at else ''}time unknown: {row['note']}{state}"
+        why = _UNKNOWN_OFFSET.sub("", row["note"] or "unknown")
+        when = f"time unknown [{notes.setdefault(why, len(notes) + 1)}]"
+    else:
+        when = row["registeredAt"]
     age = duration(row["ageMs"])
-    return row["registeredAt"] + "".join(
-        f"  {t}" for t in (at, age and f"registered {age} before lastTime") if t) + state
+    return [when, "" if offset is None else str(offset),
+            f"registered {age} before lastTime" if age else "", state]
+
+
+#: how a note on an unknown time names the row's own offset (the row shows it)
+_UNKNOWN_OFFSET = re.compile(r"^offset \d+ is ")
+
+
+def _aligned(rows: list[list[str]]) -> list[str]:
+    """The cells of each row in columns (offsets right-aligned after
+    'offset'), empty cells left out where every row has none."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for when, offset, age, state in rows:
+        cells = [when.ljust(widths[0])]
+        if widths[1]:
+            cells.append(f"offset {offset.rjust(widths[1])}" if offset else " " * (widths[1] + 7))
+        if widths[2]:
+            cells.append(age.ljust(widths[2]))
+        cells.append(state)
+        lines.append("  ".join(cells).rstrip())
+    return lines
 
 
 def text_view(data: dict) -> dict:
-    """The summary as text shows it: each broker's start on one line, each
-    problem on its own numbered line."""
+    """The summary as text shows it: each broker's start on one line, in
+    columns, a broker not running marked, why a time is unknown said once
+    below them; each problem on its own numbered line."""
     if data.get("problems"):
         data = {**data, "problems": {str(i): p for i, p in enumerate(data["problems"], 1)}}
     brokers = dict(data.get("brokers") or {})
-    if "started" not in brokers:
+    if not brokers.get("started"):
         return data
     fenced = set(brokers.get("fenced") or ())
-    brokers["started"] = {str(r["brokerId"]): _start_text(r, r["brokerId"] in fenced)
-                          for r in brokers["started"]}
+    stopping = set(brokers.get("inControlledShutdown") or ())
+    notes: dict[str, int] = {}
+    rows = [_start_cells(r, "fenced" if r["brokerId"] in fenced else
+                         "in controlled shutdown" if r["brokerId"] in stopping else "", notes)
+            for r in brokers["started"]]
+    brokers["started"] = {str(r["brokerId"]): line
+                          for r, line in zip(brokers["started"], _aligned(rows))}
+    if notes:
+        brokers["timeUnknown"] = {f"[{n}]": why for why, n in notes.items()}
     return {**data, "brokers": brokers}
+
+
+def _local(ctx) -> dict:
+    """What the tree's /local says of the source: its cluster id, and the
+    node id of a broker's or controller's metadata dir."""
+    local = ctx.root.child("local") if ctx.root is not None else None
+    head = {"clusterId": None}
+    for name in ("clusterId", "nodeId"):
+        node = local.child(name) if local is not None else None
+        if node is not None:
+            head[name] = node.value()
+    return head
 
 
 class Summary(Command):
@@ -81,7 +126,7 @@ array of {brokerId, registeredAt, registeredAtOffset, ageMs, note} (note:
 why a value is null, else null)."""
 
     def run(self, ctx, args) -> int:
-        data = ctx.session.summary()
+        data = {**_local(ctx), **ctx.session.summary()}
         if ctx.json:
             ctx.write(json_text(data))
         else:

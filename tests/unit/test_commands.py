@@ -463,6 +463,7 @@ def test_summary_text(ctx):
     status, out, _ = sh(ctx, "summary")
     assert status == 0
     assert lines(out) == [
+        "clusterId:   -",        # none known: no meta.properties was read
         "brokers:",
         "  ids:    1, 2, 10",
         "  fenced: 2",

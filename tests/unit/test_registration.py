@@ -197,8 +197,16 @@ def test_summary_lists_starts_newest_first_with_age(retained):
                                   "registered", "0s", "before", "lastTime"] + ["fenced"] * (1 in fenced)
     assert started[2].split() == ["3:", "2023-11-14T22:26:17.000Z", "offset", str(b3),
                                   "registered", "3m", "43s", "before", "lastTime"] + ["fenced"] * (3 in fenced)
-    assert started[3].startswith("    2: offset 2, time unknown: offset 2 is before the first")
-    assert started[5].startswith("    8: time unknown: a ZooKeeper broker being migrated")
+    # why a time is unknown: a short mark per row, each reason once below the rows
+    assert started[3].split()[:4] == ["2:", "time", "unknown", "[1]"]
+    assert started[3].split()[4:6] == ["offset", "2"]
+    assert started[5].split()[:4] == ["8:", "time", "unknown", "[3]"]
+    assert len({len(line.split("offset")[0]) for line in started if "offset" in line}) == 1
+    notes = dict(line.strip().split(": ", 1) for line in
+                 out[out.index("  timeUnknown:"):].splitlines()[1:4])
+    assert notes["[1]"].startswith("before the first segment")
+    assert notes["[3]"].startswith("a ZooKeeper broker being migrated")
+    assert out.count("before the first segment") == 1
 
 
 def test_a_snapshot_alone_says_to_load_the_directory(retained):
