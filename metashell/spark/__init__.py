@@ -8,11 +8,18 @@ package imports PySpark only when the source is used, so that
 >>> from metashell.spark import register
 >>> register(spark)
 >>> spark.read.format("kraft-metadata").option("table", "partitions").load("/backups/*")
+
+Stores that Spark reads through Hadoop (``hdfs://``, ``s3a://``, ``gs://``,
+``abfs://``) need the driver's JVM to list them, which a Python data source
+does not have: :func:`read` takes local paths and URIs alike.
+
+>>> from metashell.spark import read
+>>> read(spark, ["s3a://backups/kafka/*"], table="partitions")
 """
 
 from __future__ import annotations
 
-__all__ = ["KraftMetadataDataSource", "register"]
+__all__ = ["KraftMetadataDataSource", "read", "register"]
 
 
 def register(spark) -> None:
@@ -20,6 +27,44 @@ def register(spark) -> None:
     from .source import KraftMetadataDataSource
 
     spark.dataSource.register(KraftMetadataDataSource)
+
+
+def read(spark, paths, table: str = "clusters", **options):
+    """The DataFrame of ``table`` over ``paths`` (a path or URI, or a list of
+    them), with the source's options (``untilOffset``, ``showSecrets``, ...).
+    Local paths (and ``file://``) are read by the ``kraft-metadata`` source,
+    store URIs through Spark's Hadoop client (:mod:`.store`)."""
+    from .hadoop import is_uri
+    from .source import NAME, KraftMetadataDataSource, Options
+    from .store import clusters, table as store_table
+
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    options = {**options, "table": table}
+    spark.dataSource.register(KraftMetadataDataSource)
+    local = [p for p in paths if not is_uri(p)]
+    remote = [p for p in paths if is_uri(p)]
+    frames = []
+    if local:
+        reader = spark.read.format(NAME)
+        for key, value in options.items():
+            reader = reader.option(key, value)
+        frames.append(reader.load(local))
+    if remote:
+        found = {c.uri: c for uri in remote for c in clusters(spark, uri)}
+        parsed = Options.parse(options)
+        frames.append(store_table(spark, list(found.values()), parsed, _schema(parsed.table)))
+    out = frames[0]
+    for frame in frames[1:]:
+        out = out.unionByName(frame)
+    return out
+
+
+def _schema(table: str):
+    from pyspark.sql.types import _parse_datatype_string
+
+    from .schemas import ddl
+
+    return _parse_datatype_string(ddl(table))
 
 
 def __getattr__(name: str):

@@ -24,6 +24,7 @@ from ..render import parse_time
 from ..session.files import open_session
 from . import discover, history, image_rows
 from .arrow import record_batches
+from .hadoop import is_uri, local_path
 from .schemas import TABLES, ddl
 
 NAME = "kraft-metadata"
@@ -85,7 +86,13 @@ class KraftMetadataDataSource(DataSource):
             paths = [o["path"]]
         else:
             raise UsageError("kraft-metadata: no path; use .load(PATH)")
-        return KraftMetadataReader(paths, Options.parse(self.options), schema)
+        for path in paths:
+            if is_uri(path):
+                raise UsageError(
+                    f"kraft-metadata: {path}: Spark runs a Python data source without its JVM, "
+                    f"which reads this store; use metashell.spark.read(spark, PATH, table=...)")
+        return KraftMetadataReader([local_path(p) for p in paths], Options.parse(self.options),
+                                   schema)
 
 
 class ClusterPartition(InputPartition):
@@ -161,6 +168,15 @@ def table_rows(options: Options, part: ClusterPartition):
             _history_files(part.cluster), until_offset=options.until_offset,
             until_time=options.until_time))
     return image_table_rows(table, part.cluster, options)
+
+
+def cluster_rows(options: Options, cluster: str):
+    """Every row (after ``cluster``, ``cluster_id``) of ``options.table`` for one
+    cluster at a local path, in one task: a records table reads each file whole."""
+    if options.table != "records":
+        return table_rows(options, ClusterPartition(cluster, None))
+    return (row for path in _history_files(cluster)
+            for row in table_rows(options, SlicePartition(cluster, None, path, 0, None)))
 
 
 def _unless_unreadable(rows):
