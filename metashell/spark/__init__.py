@@ -33,29 +33,36 @@ def read(spark, paths, table: str = "clusters", **options):
     """The DataFrame of ``table`` over ``paths`` (a path or URI, or a list of
     them), with the source's options (``untilOffset``, ``showSecrets``, ...).
     Local paths (and ``file://``) are read by the ``kraft-metadata`` source,
-    store URIs through Spark's Hadoop client (:mod:`.store`)."""
+    store URIs through Spark's Hadoop client (:mod:`.store`), each listed once."""
     from .hadoop import is_uri
-    from .source import NAME, KraftMetadataDataSource, Options
-    from .store import clusters, table as store_table
+    from .store import clusters
 
     paths = [paths] if isinstance(paths, str) else list(paths)
+    found = [c for p in paths if is_uri(p) for c in clusters(spark, p)]
+    return frame(spark, [p for p in paths if not is_uri(p)], found, table, **options)
+
+
+def frame(spark, local: "list[str]", found: list, table: str = "clusters", **options):
+    """The DataFrame of ``table`` over the ``local`` paths and the clusters
+    ``found`` in stores (:func:`.store.clusters`)."""
+    from .source import NAME, KraftMetadataDataSource, Options
+    from .store import table as store_table
+
     options = {**options, "table": table}
     spark.dataSource.register(KraftMetadataDataSource)
-    local = [p for p in paths if not is_uri(p)]
-    remote = [p for p in paths if is_uri(p)]
     frames = []
     if local:
         reader = spark.read.format(NAME)
         for key, value in options.items():
             reader = reader.option(key, value)
         frames.append(reader.load(local))
-    if remote:
-        found = {c.uri: c for uri in remote for c in clusters(spark, uri)}
+    if found:
+        unique = list({c.uri: c for c in found}.values())
         parsed = Options.parse(options)
-        frames.append(store_table(spark, list(found.values()), parsed, _schema(parsed.table)))
+        frames.append(store_table(spark, unique, parsed, _schema(parsed.table)))
     out = frames[0]
-    for frame in frames[1:]:
-        out = out.unionByName(frame)
+    for other in frames[1:]:
+        out = out.unionByName(other)
     return out
 
 

@@ -14,6 +14,7 @@ import json
 import os
 import sys
 import threading
+import time
 
 import click
 
@@ -21,6 +22,7 @@ from .. import __version__
 from ..errors import MetashellError
 from ..timefmt import iso_time
 from . import discover
+from .hadoop import is_uri, local_path
 
 PROG = "kafka-metadata-fleet"
 FORMAT = "kraft-metadata"
@@ -30,6 +32,8 @@ COLUMNS = ("cluster", "cluster_id", "state", "metadata_release", "brokers", "fen
            "under_min_isr", "last_time", "problems")
 HEADINGS = ("CLUSTER", "CLUSTER ID", "STATE", "MV", "BROKERS", "FENCED", "CONTROLLERS", "TOPICS",
             "PARTITIONS", "URP", "OFFLINE", "UNDER-MIN-ISR", "LAST CHANGE", "PROBLEMS")
+NUMBERS = ("brokers", "fenced_brokers", "controllers", "topics", "partitions", "under_replicated",
+           "offline", "under_min_isr", "problems")
 TOTALS = ("brokers", "fenced_brokers", "controllers", "topics", "partitions", "under_replicated",
           "offline", "under_min_isr")
 
@@ -54,26 +58,62 @@ Examples:
                       message="%(prog)s (metashell) %(version)s")
 def cli(paths, out, master, output):
     """Report on every KRaft cluster below each PATH (a metadata log dir, a
-    metadata file, a folder of them, or a glob) with Spark."""
+    metadata file, a folder of them, a glob, or the URI of any of these in a
+    store Spark reads: hdfs://, s3a://, ...) with Spark."""
     err = sys.stderr
     paths = list(dict.fromkeys(paths))
     try:
-        clusters = list(dict.fromkeys(c for path in paths for c in discover.clusters(path)))
+        local, missing = _local_clusters([p for p in paths if not is_uri(p)])
+        uris = [p for p in paths if is_uri(p)]
+        if not local and not uris:
+            raise missing[0][1]
+        for _, e in missing:
+            err.write(f"{PROG}: warning: {e}\n")
         if out is not None:
-            _check_out(out, clusters)
-        err.write(f"{PROG}: {len(clusters)} cluster(s) below {' '.join(paths)}; "
-                  f"starting Spark ({master or 'default master'})\n")
-        rows = _run(paths, out, master, err)
+            _check_out(out, local)
+        readable = [p for p in paths if p not in dict(missing) and not is_uri(p)]
+        what = [f"{_count(len(local), 'cluster')} below {' '.join(readable)}"] if readable else []
+        what += [f"listing {' '.join(uris)} with Spark"] if uris else []
+        err.write(f"{PROG}: {'; '.join(what)}; starting Spark ({master or 'default master'})\n")
+        rows = _run(readable, uris, out, master, err)
+        rows += [_missing_row(path, e) for path, e in missing]
     except MetashellError as e:
         err.write(f"{PROG}: {e}\n")
         sys.exit(1)
     except KeyboardInterrupt:
         err.write("\n")
         sys.exit(130)
-    sys.stdout.write(render(rows, output))
+    sys.stdout.write(render(sorted(rows, key=lambda r: r["cluster"]), output))
     for r in rows:
         for p in r["problems"]:
             err.write(f"{PROG}: {r['cluster']}: {p['text']}\n")
+    if all(r.get("missing") for r in rows):
+        sys.exit(1)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _local_clusters(paths: "list[str]"):
+    """(clusters below the local ``paths``, [(path, error)] of those without any)."""
+    clusters: list[str] = []
+    missing: list = []
+    for path in paths:
+        try:
+            clusters.extend(discover.clusters(local_path(path)))
+        except MetashellError as e:
+            missing.append((path, e))
+    return list(dict.fromkeys(clusters)), missing
+
+
+def _missing_row(path: str, error: MetashellError) -> dict:
+    """The report's row of a PATH that holds no metadata at all."""
+    from .image_rows import UNREADABLE, problem
+
+    row = {c: None for c in COLUMNS}
+    row.update(cluster=path, state=UNREADABLE, problems=[problem(str(error))], missing=True)
+    return row
 
 
 def _check_out(out: str, clusters: list[str]) -> None:
@@ -84,37 +124,69 @@ def _check_out(out: str, clusters: list[str]) -> None:
             raise MetashellError(f"{out}: inside the input {c}; nothing is ever written there")
 
 
-def _run(paths: list[str], out: str | None, master: str | None, err) -> list[dict]:
+def _run(local: "list[str]", uris: "list[str]", out: str | None, master: str | None,
+         err) -> list[dict]:
     """Run the job; the clusters table as dicts."""
     try:
+        from . import frame
         from .schemas import TABLES
-        from .source import KraftMetadataDataSource
+        from .store import clusters as store_clusters
     except ImportError as e:
         raise MetashellError(f"the fleet report needs the spark extra (pip install "
                              f"'metashell[spark]'): {e}") from None
     spark = _start(master)
     log = spark.conf.get("spark.metashell.log")
-    spark.dataSource.register(KraftMetadataDataSource)
     progress = _Progress(spark, err)
     progress.start()
+    failed = True
     try:
-        reader = spark.read.format(FORMAT)
+        found, stores = _listed(store_clusters, spark, uris, err, bool(local))
         if out is not None:
             for table in TABLES:
                 progress.label = f"writing {table}"
-                reader.option("table", table).load(paths).write.mode("overwrite").parquet(
+                frame(spark, local, found, table).write.mode("overwrite").parquet(
                     os.path.join(out, table))
             clusters = spark.read.parquet(os.path.join(out, "clusters"))
         else:
-            clusters = reader.option("table", "clusters").load(paths)
+            clusters = frame(spark, local, found, "clusters")
         progress.label = "loading clusters"
-        rows = report_rows(clusters)
+        rows = report_rows(clusters) + stores
+        failed = False
+    except MetashellError:
+        raise
     except Exception as e:   # a Spark failure arrives as a long Java/Python trace
         raise MetashellError(f"the Spark job failed: {_first_line(e)} (Spark's log: {log})") from None
     finally:
         progress.stop()
         spark.stop()
+        if not failed:
+            _remove(log)
     return rows
+
+
+def _listed(clusters, spark, uris: "list[str]", err, any_local: bool):
+    """(the clusters in the stores ``uris``, rows of the URIs that hold no
+    metadata): each URI is listed once (by ``clusters``), and one without
+    metadata is a warning."""
+    found, missing = [], []
+    for uri in uris:
+        try:
+            found.extend(clusters(spark, uri))
+        except MetashellError as e:
+            err.write(f"{PROG}: warning: {e}\n")
+            missing.append(_missing_row(uri, e))
+    if not found and not any_local:
+        raise MetashellError(missing[0]["problems"][0]["text"])
+    if uris:
+        err.write(f"{PROG}: {_count(len(found), 'cluster')} in {' '.join(uris)}\n")
+    return found, missing
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def report_rows(clusters) -> list[dict]:
@@ -148,8 +220,11 @@ def _first_line(e: Exception) -> str:
 
 
 class _Progress(threading.Thread):
-    """Finished/total tasks of the running job on stderr, twice a second on
-    a terminal (else once a stage completes)."""
+    """Finished/total tasks of the running job on stderr: twice a second on a
+    terminal, else a line whenever the count moved, at most every
+    :data:`QUIET_S` seconds (logs of a long job show it advancing)."""
+
+    QUIET_S = 5.0
 
     def __init__(self, spark, stream):
         super().__init__(daemon=True)
@@ -159,6 +234,7 @@ class _Progress(threading.Thread):
         self.tty = stream.isatty()
         self.done = threading.Event()
         self.last = None
+        self.written_at = 0.0
 
     def run(self):
         while not self.done.wait(0.5):
@@ -175,9 +251,14 @@ class _Progress(threading.Thread):
             if self.tty:
                 self.stream.write("\r" + line + "\x1b[K")
                 self.stream.flush()
-            elif (self.label, total) != self.last:
+            elif (self.label, done, total) != self.last and (
+                    time.monotonic() - self.written_at >= self.QUIET_S or done == total):
                 self.stream.write(line + "\n")
-            self.last = (self.label, total)
+                self.stream.flush()
+                self.written_at = time.monotonic()
+            else:
+                continue
+            self.last = (self.label, done, total)
 
     def stop(self):
         self.done.set()
@@ -197,6 +278,11 @@ def _cell(row: dict, col: str) -> str:
     return "-" if v is None else str(v)
 
 
+def _align(cell: str, width: int, column: str) -> str:
+    """Numbers right-aligned (their digits line up), text left-aligned."""
+    return cell.rjust(width) if column in NUMBERS else cell.ljust(width)
+
+
 def total(rows: list[dict]) -> dict:
     out = {"clusters": len(rows),
            "clusters_with_problems": sum(1 for r in rows if r["problems"]),
@@ -212,9 +298,11 @@ def render(rows: list[dict], output: str) -> str:
                           separators=(",", ":")) + "\n"
     table = [HEADINGS] + [tuple(_cell(r, c) for c in COLUMNS) for r in rows]
     widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in table]
+    lines = ["  ".join(_align(cell, w, col) for cell, w, col in zip(line, widths, COLUMNS)
+                       ).rstrip() for line in table]
     t = total(rows)
-    lines.append(f"fleet: {t['clusters']} clusters ({t['clusters_with_problems']} with problems, "
+    lines.append(f"fleet: {_count(t['clusters'], 'cluster')} "
+                 f"({t['clusters_with_problems']} with problems, "
                  f"{t['clusters_never_started']} never started), "
                  f"{t['brokers']} brokers ({t['fenced_brokers']} fenced), {t['controllers']} "
                  f"controllers, {t['topics']} topics, {t['partitions']} partitions, "
@@ -224,7 +312,7 @@ def render(rows: list[dict], output: str) -> str:
 
 
 def _json_row(r: dict) -> dict:
-    return {**r, "last_time": iso_time(r["last_time"])}
+    return {**{k: v for k, v in r.items() if k != "missing"}, "last_time": iso_time(r["last_time"])}
 
 
 def main(argv: "list[str] | None" = None) -> int:

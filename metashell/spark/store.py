@@ -28,7 +28,7 @@ from . import discover, hadoop
 from .arrow import record_batches
 from .source import Options, cluster_id, cluster_rows
 
-_LISTING = "path STRING, cluster STRING, rel STRING, files INT"
+_LISTING = "path STRING, cluster STRING, rel STRING, size BIGINT, files INT"
 
 
 def clusters(spark, uri: str) -> "list[discover.StoreCluster]":
@@ -50,10 +50,12 @@ def table(spark, found: "list[discover.StoreCluster]", options: Options, schema)
     from pyspark.sql.pandas.types import to_arrow_schema
 
     listing = spark.createDataFrame(
-        [(f.uri, c.uri, rel, len(c.files)) for c in found for f, rel in c.files], _LISTING)
+        [(f.uri, c.uri, rel, f.size, len(c.files)) for c in found for f, rel in c.files],
+        _LISTING)
     paths = [f.uri for c in found for f, _ in c.files]
     content = spark.read.format("binaryFile").load(paths).select("path", "content")
-    files = content.join(listing, "path")
+    # Spark's file scan leaves out empty files: they come from the listing alone
+    files = listing.join(content, "path", "left")
     rows = _ClusterRows(options, to_arrow_schema(schema, timezone="UTC"))
     return _apply_in_arrow(files, "cluster", rows.__call__, schema)
 
@@ -98,13 +100,18 @@ def _lay_out(uri: str, batches, tmp: str) -> str:
     """Write the cluster's files below ``tmp``; the local path of the cluster."""
     expected, written = None, 0
     for batch in batches:
-        for rel, content, count in zip(batch.column("rel").to_pylist(),
-                                       batch.column("content"), batch.column("files").to_pylist()):
+        columns = [batch.column(c) for c in ("rel", "content", "size", "files")]
+        for rel, content, size, count in zip(*columns):
+            rel, size, expected = rel.as_py(), size.as_py(), count.as_py()
+            data = content.as_buffer() if content.is_valid else b""
+            if len(data) != size:   # Spark did not read it: never load a partial cluster
+                raise RuntimeError(f"{uri}/{rel.split('/', 1)[-1]}: {len(data)} of its "
+                                   f"{size} bytes arrived")
             path = os.path.join(tmp, *rel.split("/"))
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "wb") as f:
-                f.write(content.as_buffer() if content.is_valid else b"")
-            expected, written = count, written + 1
+                f.write(data)
+            written += 1
     if expected is not None and written != expected:
         raise RuntimeError(f"{uri}: {written} of its {expected} files arrived")
     return os.path.join(tmp, posixpath.basename(uri.rstrip("/")))

@@ -13,6 +13,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -116,7 +118,7 @@ def test_unknown_table_is_a_clear_error(spark):
 @pytest.mark.parametrize("args,message", [
     (["/no/such/place"], "kafka-metadata-fleet: /no/such/place: no such file or directory\n"),
     (["/no/such/*"], "kafka-metadata-fleet: /no/such/*: no file or directory matches this pattern\n"),
-    ([str(EXAMPLE), "/no/such/place"],
+    (["/no/such/place", "/no/such/*"],
      "kafka-metadata-fleet: /no/such/place: no such file or directory\n"),
 ])
 def test_fleet_errors_before_starting_spark(args, message):
@@ -146,8 +148,9 @@ def test_fleet_report_end_to_end(spark, fleet, tmp_path):
     require_spark()
     root, _ = fleet
     out = tmp_path / "out"
+    logs_before = set(Path(tempfile.gettempdir()).glob("metashell-spark-*.log"))
     proc = subprocess.run([sys.executable, "-m", "metashell.spark.fleet", str(root),
-                           str(root / "good-a"), "--master",
+                           str(root / "good-a"), str(root / "zz-missing"), "--master",
                            "local[2]", "--out", str(out)],
                           capture_output=True, text=True, timeout=600, env=_child_env())
     assert proc.returncode == 0, proc.stderr
@@ -159,12 +162,20 @@ def test_fleet_report_end_to_end(spark, fleet, tmp_path):
     assert lines[3].split() == [str(root / "good-a"), "bjaYWdoNRVibjFQf9j24sQ", "loaded", "4.2-IV1",
                                 "4", "1", "3", "6", "74", "74", "1", "2",
                                 "2026-03-03T07:50:02.470Z", "0"]
-    assert lines[6] == ("fleet: 5 clusters (2 with problems, 1 never started), 12 brokers (3 fenced), "
+    # a PATH without metadata among several is a row with its problem, and a warning
+    assert lines[6].split()[:3] == [str(root / "zz-missing"), "-", "unreadable"]
+    assert lines[7] == ("fleet: 6 clusters (3 with problems, 1 never started), 12 brokers (3 fenced), "
                         "9 controllers, 18 topics, 222 partitions, 222 under-replicated, "
                         "3 offline, 6 under min ISR")
+    # numbers right-aligned: a column's last digits line up under its heading's end
+    end = lines[0].index("PARTITIONS") + len("PARTITIONS")
+    assert [line[end - 2:end] for line in lines[2:4]] == [" 0", "74"]
     # Spark's own output stays off the terminal; our progress and problems are there
     assert "WARN" not in proc.stderr and "log4j" not in proc.stderr
-    assert "kafka-metadata-fleet: 5 cluster(s) below" in proc.stderr
+    assert "kafka-metadata-fleet: 5 clusters below" in proc.stderr
+    assert f"kafka-metadata-fleet: warning: {root / 'zz-missing'}: no such file" in proc.stderr
+    # no file of the run is left behind
+    assert set(Path(tempfile.gettempdir()).glob("metashell-spark-*.log")) <= logs_before
     assert f"{root / 'damaged'}: " in proc.stderr
     from metashell.spark.schemas import TABLES
     assert sorted(p.name for p in out.iterdir()) == sorted(TABLES)
@@ -218,7 +229,7 @@ def test_metashell_works_without_the_spark_extra():
                           text=True, timeout=120, env=_child_env())
     assert proc.stdout.split() == ["1", "2", "3", "4"]
     assert proc.returncode == 1
-    assert proc.stderr.startswith("kafka-metadata-fleet: 1 cluster(s) below")
+    assert proc.stderr.startswith("kafka-metadata-fleet: 1 cluster below")
     assert proc.stderr.splitlines()[-1].startswith(
         "kafka-metadata-fleet: the fleet report needs the spark extra (pip install 'metashell[spark]')")
 

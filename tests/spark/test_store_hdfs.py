@@ -1,0 +1,140 @@
+"""The fleet tables read from a real HDFS (a NameNode and two DataNodes on
+loopback) through Spark's own Hadoop client equal the tables of the same
+clusters read from local paths; a folder without read permission and a
+missing path are one clear error naming the URI."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from conftest import require_spark
+from spark_support import CORPORA, EXAMPLE, read_table
+from support import hdfs
+from support.hadoop_jars import require_java_and_maven
+
+from metashell.errors import InputError
+from metashell.spark.schemas import TABLES
+
+
+
+def _fleet_folders() -> dict:
+    """{name in the store: local cluster folder}: the example and every corpus cluster."""
+    from metashell.spark import discover
+
+    folders = {"example": EXAMPLE}
+    if CORPORA.is_dir():
+        for c in discover.clusters(str(CORPORA)):
+            folders[c[len(str(CORPORA)) + 1:].replace("/", "--")] = c
+    return folders
+
+
+@pytest.fixture(scope="module")
+def store(spark):
+    require_spark()
+    require_java_and_maven()
+    began = time.monotonic()
+    server = hdfs.MiniHdfs().start()
+    try:
+        for name, local in _fleet_folders().items():
+            hdfs.upload(spark, local, f"{server.uri}/fleet/{name}")
+        print(f"\nHDFS: started in {server.started_s:.1f} s, fleet uploaded in "
+              f"{time.monotonic() - began - server.started_s:.1f} s")
+        yield server
+    finally:
+        server.stop()
+
+
+def _by_name(rows: list[dict], names: dict) -> dict:
+    """Rows by the fleet name of their cluster (``names``: cluster -> name)."""
+    out: dict = {}
+    for r in rows:
+        out.setdefault(names[r["cluster"]], []).append({**r, "cluster": None})
+    return out
+
+
+def _comparable(table: str, rows: list[dict]) -> list:
+    if table == "clusters":   # file names in these columns name the store or the local folder
+        rows = [{k: v for k, v in r.items() if k not in ("snapshot", "segments", "problems",
+                                                        "notes")} for r in rows]
+    return sorted(repr(sorted(r.items())) for r in rows)
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_tables_from_hdfs_equal_local(spark, store, table):
+    from metashell.spark import read
+
+    folders = _fleet_folders()
+    remote = read(spark, f"{store.uri}/fleet", table=table)
+    rows = [r.asDict(recursive=True) for r in _millis(remote).collect()]
+    got = _by_name(rows, {f"{store.uri}/fleet/{n}": n for n in folders})
+    local = read_table(spark, table, [str(p) for p in folders.values()])
+    want = _by_name(local, {str(p): n for n, p in folders.items()})
+    if table == "clusters":
+        assert set(got) == set(folders)
+    assert set(got) == set(want)
+    for name in want:
+        assert _comparable(table, got[name]) == _comparable(table, want[name]), name
+
+
+def _millis(df):
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import TimestampType
+
+    for field in df.schema.fields:
+        if isinstance(field.dataType, TimestampType):
+            df = df.withColumn(field.name, F.unix_millis(field.name))
+    return df
+
+
+def test_clusters_found_below_underscore_folders_and_by_glob(spark, store):
+    from metashell.spark.store import clusters
+
+    found = clusters(spark, f"{store.uri}/fleet")
+    assert len(found) == len(_fleet_folders())
+    example = next(c for c in found if c.uri.endswith("/fleet/example"))
+    rels = [rel for _, rel in example.files]
+    assert any(r.startswith("example/__cluster_metadata-0/") and r.endswith(".log") for r in rels)
+    assert "example/meta.properties" in rels
+    globbed = clusters(spark, f"{store.uri}/fleet/kafka-4.*")
+    assert globbed and all("/fleet/kafka-4." in c.uri for c in globbed)
+
+
+def test_clusters_table_names_store_files(spark, store):
+    from metashell.spark import read
+
+    rows = read(spark, f"{store.uri}/fleet/example", table="clusters").collect()
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["cluster"] == f"{store.uri}/fleet/example"
+    assert row["segments"] and all(s.startswith(f"{store.uri}/fleet/example/") or "/" not in s
+                                   for s in row["segments"])
+
+
+def test_missing_path_is_one_line_naming_it(spark, store):
+    from metashell.spark import read
+
+    with pytest.raises(InputError) as e:
+        read(spark, f"{store.uri}/no-such-fleet", table="clusters")
+    assert str(e.value).startswith(f"{store.uri}/no-such-fleet: no such file or directory")
+    assert "\n" not in str(e.value)
+
+
+def test_folder_without_read_permission_is_one_line(spark, store):
+    from metashell.spark import read
+
+    fs = hdfs.filesystem(spark, store.uri, "hdfs")
+    jvm = spark.sparkContext._jvm
+    locked = f"{store.uri}/locked"
+    try:
+        hdfs.upload(spark, EXAMPLE, f"{locked}/example")
+        fs.setPermission(jvm.org.apache.hadoop.fs.Path(locked),
+                         jvm.org.apache.hadoop.fs.permission.FsPermission(0o700))
+    finally:
+        fs.close()
+    with pytest.raises(InputError) as e:
+        read(spark, locked, table="clusters")
+    text = str(e.value)
+    assert text.startswith(f"{locked}: ") and "Permission denied" in text, text
+    assert "\n" not in text
