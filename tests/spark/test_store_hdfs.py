@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from conftest import require_spark
-from spark_support import CORPORA, EXAMPLE, read_table
-from support import hdfs
-from support.hadoop_jars import require_java_and_maven
+from tests.support import hdfs
+from tests.support.hadoop_jars import require_java_and_maven
+from tests.support.paths import CORPORA, EXAMPLE
+from tests.support.spark import read_table, require_spark
 
 from metashell.errors import InputError
 from metashell.spark.schemas import TABLES
