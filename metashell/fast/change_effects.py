@@ -26,7 +26,7 @@ leader's first byte (its sign), and the replicas' and directories' counts +
 :class:`ChangeEffects` keeps, per partition, what the last change to set
 its ISR and the last to set its leader set (``dict``, in C).
 
-What a change does is defined once, by ``replay/engine.merge_change``; an
+What a change does is defined once, by ``replay/partition_generated.merge_change``; an
 effect read here is checked against it on every catalog version
 (tests/test_partition_change_definition.py).
 

@@ -132,7 +132,7 @@ def change_counts(buf, p: int, end: int, isr: int, leader: int) -> "tuple[int, i
     recovery state and the replicas being added or removed, each field
     well formed (then it merges exactly so: a change of replicas or
     directories, or an ELR, is folded). Checked against
-    ``replay/engine.merge_change`` on every catalog version
+    ``replay/partition_generated.merge_change`` on every catalog version
     (tests/test_partition_change_definition.py)."""
     if buf[p] != 1 or buf[p + 1] != 5 or buf[p + 2] > _CHANGE_LAST:
         return None

@@ -30,11 +30,10 @@ from ..fast.topic_counts import TopicCounts
 from ..fast.store import RecordStore
 from .batch_loader import BatchLoader
 from .delta import Delta
-from .folding import PartitionFolder, partition_from_record  # noqa: F401  (also used from here)
+from .folding import PartitionFolder
 from .image import Image, TopicState
 from .kept import KeptReplay
-from .partition_model import merge_change  # noqa: F401  (also used from here)
-from .problems import ApplyError, Problem, Tally  # noqa: F401  (also used from here)
+from .problems import Tally
 
 
 class ReplayEngine:

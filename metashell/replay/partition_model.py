@@ -34,33 +34,38 @@ in the catalog is enough for the model; ``tests/test_partition_model.py``
 checks that every field of every catalog version is represented, and
 fails for a change field this model cannot place.
 
-The functions on the hot path (:func:`partition_state`, which the fast path
-calls per partition of a run, :meth:`PartitionState.to_json`, which
-``tree -o json`` calls per partition, and :func:`merge_change`) are Python
-source generated here from these rules, so that they run as the
-hand-written code did: no loop over fields per record. ``SOURCE`` holds
-that source, to read.
+The code on the hot path (:class:`PartitionState`; :func:`partition_state`,
+which the fast path calls per partition of a run;
+:meth:`PartitionState.to_json`, which ``tree -o json`` calls per partition;
+:func:`merge_change`; ``text_args``, what :func:`data_text` formats) is
+generated from these rules by :func:`generated_source`, so that it runs as
+hand-written code would: no loop over fields per record. It is the module
+:mod:`.partition_generated`, real ``def``s to read and what runs;
+``python -m metashell.replay.partition_model`` writes it again after the
+catalog or these rules change (until then the source made at import runs:
+see :func:`_load_generated`).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field, make_dataclass
+from dataclasses import dataclass
 from operator import itemgetter
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..kraft import enums
 from ..kraft.catalog import METADATA, METADATA_2_8
 from ..kraft.primitives import UUID_TEXT
 from ..kraft.fields import MISSING, UNKNOWN_TAGS, Field
+from .partition_values import MIGRATING_DIR, SHORT_ARRAY, encode_str, ints_text, named_text, uuids_text
 
 PARTITION_RECORD = METADATA[3]
 PARTITION_CHANGE_RECORD = METADATA[5]
 #: every layout of each record a reader may hand over (the 2.8 one lacks fields)
 _LAYOUTS = {3: (PARTITION_RECORD, METADATA_2_8[3]), 5: (PARTITION_CHANGE_RECORD, METADATA_2_8[5])}
 
-MIGRATING_DIR = "AAAAAAAAAAAAAAAAAAAAAA"   # Kafka's DirectoryId.MIGRATING
 NO_LEADER_CHANGE = -2                      # PartitionChangeRecord.Leader: unchanged
 
 
@@ -90,12 +95,12 @@ SPECIAL: dict[str, Special] = {
     "Directories": Special(
         "Kafka's defaultToMigrating: none, or all MIGRATING, is MIGRATING for every replica; "
         "a change whose directories do not match its replicas is rejected, nothing changed",
-        build='_default_to_migrating(d.get("directories"), len(replicas))',
+        build='default_to_migrating(d.get("directories"), len(replicas))',
         merge=('replicas = {replicas}',
                'if replicas is None:',
                '    replicas = s.replicas',
                'dirs = d.get("directories")',
-               'directories = _default_to_migrating(s.directories if dirs is None else dirs, '
+               'directories = default_to_migrating(s.directories if dirs is None else dirs, '
                'len(replicas))',
                'if len(directories) != len(replicas):',
                '    return f"{{len(directories)}} directories for {{len(replicas)}} replicas"',
@@ -237,12 +242,37 @@ def _index(api_key: int, name: str) -> int:
     return [f.name for f in _LAYOUTS[api_key][0].fields].index(name)
 
 
-def _sources() -> str:
-    args = ", ".join(m.attr for m in FIELDS)
+def _class_lines() -> list[str]:
+    """Source of :class:`PartitionState`, its ``to_json`` included."""
+    return [
+        "@dataclass",
+        "class PartitionState:",
+        '    """A partition\'s registration after folding its records: one attribute',
+        '    per PartitionRecord field (see metashell.replay.partition_model)."""',
+        "",
+        *[f"    {m.attr}: {'list' if m.field.is_array else 'int' if m.field.type != 'uuid' else 'str'}"
+          for m in FIELDS],
+        "    change: tuple   # (offset, timestamp) of the record that last changed it",
+        "    # tagged fields of its records the catalog does not know: [[tag, raw bytes]], by tag",
+        '    unknown_tags: "list | None" = None',
+        "",
+        "    def to_json(self):",
+        '        """The partition as the tree shows it (``/topics/<name>/<id>/data``)."""',
+        "        out = {",
+        *[f"            {m.json!r}: self.{m.attr}," for m in FIELDS],
+        "        }",
+        "        if self.unknown_tags:   # shown, not dropped: a newer Kafka's field this catalog lacks",
+        f"            out[{UNKNOWN_TAGS!r}] = self.unknown_tags",
+        "        return out",
+    ]
+
+
+def _state_lines() -> list[str]:
+    """Source of :func:`partition_state`."""
     local = [m for m in FIELDS if _special(m.name).local]
-    lines = [
+    return [
         "def partition_state(d, change):",
-        '    """A partition\'s state from a PartitionRecord\'s fields, changed at ``change``."""',
+        '    """A partition\'s state from a PartitionRecord\'s fields ``d``, changed at ``change``."""',
         *[f"    {m.attr} = {_build_expr(m)}" for m in local],
         "    state = PartitionState(   # positional, in field order: -6% time for a full walk",
         *[f"        {m.attr if m in local else _build_expr(m)}," for m in FIELDS],
@@ -251,28 +281,23 @@ def _sources() -> str:
         "    if unknown:",
         "        state.unknown_tags = [[tag, raw] for tag, raw in sorted(unknown)]",
         "    return state",
-        "",
-        "",
-        "def to_json(self):",
-        '    """The partition as the tree shows it (``/topics/<name>/<id>/data``)."""',
-        "    out = {",
-        *[f"        {m.json!r}: self.{m.attr}," for m in FIELDS],
-        "    }",
-        "    if self.unknown_tags:   # shown, not dropped: a newer Kafka's field this catalog lacks",
-        f"        out[{UNKNOWN_TAGS!r}] = self.unknown_tags",
-        "    return out",
-        "",
-        "",
+    ]
+
+
+def _merge_change_lines() -> list[str]:
+    """Source of :func:`merge_change`."""
+    lines = [
         "def merge_change(s, d):",
-        '    """Merge a PartitionChangeRecord (PartitionRegistration.merge); returns why',
-        "    Kafka would reject it instead (nothing is changed then).\"\"\"",
+        '    """Merge a PartitionChangeRecord\'s fields ``d`` into state ``s`` (Kafka\'s',
+        "    PartitionRegistration.merge); returns why Kafka would reject it instead",
+        '    (nothing is changed then), else None."""',
     ]
     change_fields = PARTITION_CHANGE_RECORD.fields
     ordered = ([f for f in change_fields if _special(f.name).merge_first]
                + [f for f in change_fields if not _special(f.name).merge_first])
     for f in ordered:
         lines += ["    " + line for line in _merge_lines(f)]
-    lines += [
+    return lines + [
         f"    unknown = d.get({UNKNOWN_TAGS!r})",
         "    if unknown:   # the last value of each tag the catalog does not know",
         "        merged = {**dict(s.unknown_tags or ()), **dict(unknown)}",
@@ -280,20 +305,44 @@ def _sources() -> str:
         "    s.partition_epoch += 1",
         "    return None",
     ]
-    return "\n".join(lines) + "\n"
 
 
-def _default_to_migrating(dirs, n: int) -> list:
-    """Kafka's rule: no directories, or all MIGRATING, means MIGRATING for every replica."""
-    if not dirs or dirs.count(MIGRATING_DIR) == len(dirs):
-        return [MIGRATING_DIR] * n
-    return list(dirs)
+GENERATED = Path(__file__).with_name("partition_generated.py")
+_HEADER = '''"""The partition model's code, generated from the catalog's PartitionRecord
+and PartitionChangeRecord by ``metashell.replay.partition_model.generated_source``:
+do not edit. ``python -m metashell.replay.partition_model`` writes it again (after
+a change to the catalog or to the model's rules; tests/test_partition_model.py
+fails until then, while the model runs the source it makes at import).
+
+What a partition holds (:class:`PartitionState`), how a PartitionRecord makes
+it (:func:`partition_state`), what a PartitionChangeRecord does to it
+(:func:`merge_change`, Kafka's ``PartitionRegistration.merge``), its JSON
+(``PartitionState.to_json``) and the values of its text (:func:`text_args`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+'''
 
 
-#: the generated source of partition_state, PartitionState.to_json and merge_change
-SOURCE = _sources()
-_namespace: dict = {"_default_to_migrating": _default_to_migrating}
-exec(compile(SOURCE, f"<{__name__} generated>", "exec"), _namespace)
+def generated_source() -> str:
+    """The source of :mod:`.partition_generated`: the model's hot code, as
+    these rules make it from the catalog."""
+    text = _text_fields()
+    imports = ["default_to_migrating"]
+    if text is not None:
+        imports += ["encode_str", "ints_text", "named_text", "uuids_text"]
+    parts = [_HEADER]
+    if text is not None and any(m.names for m in FIELDS):
+        parts.append("from ..kraft import enums\n")
+    parts.append(f"from .partition_values import {', '.join(imports)}\n\n\n")
+    blocks = [_class_lines(), _state_lines(), _merge_change_lines()]
+    if text is not None:
+        blocks.append(text[0])
+    parts.append("\n\n\n".join("\n".join(b) for b in blocks) + "\n")
+    return "".join(parts)
 
 
 def shown(partition_json: dict) -> dict:
@@ -313,37 +362,13 @@ _NAMED = tuple((m.json, m.names) for m in FIELDS if m.names)
 # -- a partition's text ---------------------------------------------------------------------
 
 _INTS = {"int8", "int16", "int32", "int64", "uint16"}
-_encode_str = json.encoder.encode_basestring   # what render.value_text writes for a string
-SHORT_ARRAY = 16   # render.SHORT_ARRAY: arrays of at most this many numbers on one line
+def _names_table(names: Mapping) -> str:
+    """The ``enums`` table an enum field's names are (for the generated source)."""
+    return next(f"enums.{name}" for name, value in vars(enums).items() if value is names)
 
 
-def _ints(v, nl: str) -> str:
-    if type(v) is not list:
-        raise TypeError
-    if not v:
-        return "[]"
-    if len(v) <= SHORT_ARRAY:
-        return "[" + ", ".join(map(str, v)) + "]"
-    return "[" + nl + "    " + ("," + nl + "    ").join(map(str, v)) + nl + "  ]"
-
-
-def _uuids(v, nl: str) -> str:
-    if type(v) is not list:
-        raise TypeError
-    if not v:
-        return "[]"
-    return "[" + nl + "    " + ("," + nl + "    ").join(map(_encode_str, v)) + nl + "  ]"
-
-
-def _named(v, names) -> str:
-    if type(v) is not int:
-        raise TypeError
-    name = names.get(v)
-    return str(v) if name is None else _encode_str(name)
-
-
-def _text_fields() -> "tuple[str, tuple] | None":
-    """Source of ``_text_args(s, nl)``, each field of a state as
+def _text_fields() -> "tuple[list[str], tuple] | None":
+    """Source of ``text_args(s, nl)``, each field of a state as
     :func:`data_text`'s format takes it, and each field's conversion
     (``d``: an int as is, ``s``: its text); None if a field is of a type it
     does not write."""
@@ -351,32 +376,30 @@ def _text_fields() -> "tuple[str, tuple] | None":
     for m in FIELDS:
         f, value = m.field, f"s.{m.attr}"
         if m.names:
-            args.append(f"_named({value}, _NAMES[{m.json!r}])")
+            args.append(f"named_text({value}, {_names_table(m.names)})")
             kinds.append("s")
         elif f.is_array and f.element_type in _INTS:
-            args.append(f"_ints({value}, nl)")
+            args.append(f"ints_text({value}, nl)")
             kinds.append("s")
         elif f.is_array and f.element_type == "uuid":
-            args.append(f"_uuids({value}, nl)")
+            args.append(f"uuids_text({value}, nl)")
             kinds.append("s")
         elif not f.is_array and f.type in _INTS:
             args.append(value)
             kinds.append("d")
         elif not f.is_array and f.type == "uuid":
-            args.append(f"_encode_str({value})")
+            args.append(f"encode_str({value})")
             kinds.append("s")
         else:
             return None
-    return ("def _text_args(s, nl):\n    return (" + ", ".join(args) + ",)\n", tuple(kinds))
+    return (["def text_args(s, nl):",
+             '    """The values of a state\'s text, in field order, as data_text\'s format takes them."""',
+             "    return (",
+             *[f"        {arg}," for arg in args],
+             "    )"], tuple(kinds))
 
 
-_TEXT = _text_fields()
-_text_namespace: dict = {"_ints": _ints, "_uuids": _uuids, "_named": _named,
-                         "_encode_str": _encode_str,
-                         "_NAMES": {m.json: m.names for m in FIELDS if m.names}}
-if _TEXT is not None:
-    exec(compile(_TEXT[0], f"<{__name__} generated text>", "exec"), _text_namespace)
-_text_args = _text_namespace.get("_text_args")
+_TEXT_KINDS = (_text_fields() or (None, None))[1]
 #: "{\n  "partitionId": %d,\n ... }" per line break (``nl``: a newline and the indentation)
 _TEXT_FORMATS: dict = {}
 
@@ -395,17 +418,17 @@ def data_text(state, nl: str = "\n") -> "str | None":
     object of such fields as ``json.dumps(indent=2)`` would, arrays of at
     most ``SHORT_ARRAY`` numbers on one line (tests/test_partition_model.py
     and test_fold_topic.py check it against value_text)."""
-    if state.unknown_tags or _text_args is None:
+    if state.unknown_tags or _TEXT_KINDS is None:
         return None
     fmt = _TEXT_FORMATS.get(nl)
     if fmt is None:
         if len(_TEXT_FORMATS) >= 64:
             _TEXT_FORMATS.clear()
         fmt = _TEXT_FORMATS[nl] = ("{" + nl + ("," + nl).join(
-            "  " + _encode_str(m.json).replace("%", "%%") + ": %" + kind
-            for m, kind in zip(FIELDS, _TEXT[1])) + nl + "}")
+            "  " + encode_str(m.json).replace("%", "%%") + ": %" + kind
+            for m, kind in zip(FIELDS, _TEXT_KINDS)) + nl + "}")
     try:   # %d takes an int, and refuses None or text
-        return fmt % _text_args(state, nl)
+        return fmt % text_args(state, nl)
     except (TypeError, AttributeError):
         return None
 
@@ -420,10 +443,10 @@ def _value_text(m: ModelField, value, nl: "str | None") -> str:
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
     f = m.field
     if m.names:
-        return _named(value, m.names)
+        return named_text(value, m.names)
     if f.is_array:
-        return _uuids(value, nl) if f.element_type == "uuid" else _ints(value, nl)
-    return _encode_str(value) if f.type == "uuid" else str(value)
+        return uuids_text(value, nl) if f.element_type == "uuid" else ints_text(value, nl)
+    return encode_str(value) if f.type == "uuid" else str(value)
 
 
 def _placeholders(m: ModelField, count: int, nl: "str | None") -> str:
@@ -443,7 +466,7 @@ def _placeholders(m: ModelField, count: int, nl: "str | None") -> str:
 def _object_format(keys, parts: list, nl: "str | None") -> str:
     """An object of ``parts`` (formats) under ``keys``, in text (each newline
     followed by ``nl``'s indentation) or, ``nl`` None, compact JSON."""
-    keys = [_encode_str(k).replace("%", "%%") for k in keys]
+    keys = [encode_str(k).replace("%", "%%") for k in keys]
     if nl is None:
         return "{" + ",".join(k + ":" + part for k, part in zip(keys, parts)) + "}"
     return "{" + nl + ("," + nl).join("  " + k + ": " + part for k, part in zip(keys, parts)) \
@@ -539,7 +562,7 @@ def run_texts(topic_id: str, layout: tuple, ints: tuple, uuids: tuple,
     if got is None:
         return None
     fmt, a = got
-    fmt = fmt.replace(_TOPIC, _encode_str(topic_id).replace("%", "%%"))
+    fmt = fmt.replace(_TOPIC, encode_str(topic_id).replace("%", "%%"))
     if not uuids:
         return [fmt % ints[j:j + a] for j in range(0, len(ints), a)]
     texts = tuple(map(UUID_TEXT.__getitem__, uuids))
@@ -548,21 +571,31 @@ def run_texts(topic_id: str, layout: tuple, ints: tuple, uuids: tuple,
             for j, k in zip(range(0, len(ints), a), range(0, len(texts), d))]
 
 
-PartitionState = make_dataclass(
-    "PartitionState",
-    [(m.attr, "list" if m.field.is_array else "int" if m.field.type != "uuid" else "str")
-     for m in FIELDS]
-    + [("change", "tuple"),   # (offset, timestamp) of the record that last changed it
-       # tagged fields of its records the catalog does not know: [[tag, raw bytes]], by tag
-       ("unknown_tags", "list | None", field(default=None))],
-    namespace={"to_json": _namespace["to_json"],
-               "__module__": __name__,   # pickled by name, as a class written here would be
-               "__doc__": "A partition's registration after folding its records: one attribute "
-                          "per PartitionRecord field (see metashell.replay.partition_model)."})
-_namespace["PartitionState"] = PartitionState
+def _load_generated() -> dict:
+    """The generated code's names: those of :mod:`.partition_generated` when
+    it is what the catalog and these rules give (its ``def``s are what
+    runs), else those of the source made now, run in this module's name (a
+    field added to the catalog since it was written: the model takes it up
+    at once, and tests/test_partition_model.py fails until
+    ``python -m metashell.replay.partition_model`` writes it again)."""
+    source = generated_source()
+    try:
+        current = GENERATED.read_text(encoding="utf-8") == source
+    except OSError:   # no source beside the module (a zipped install)
+        current = False
+    if current:
+        from . import partition_generated
+        return vars(partition_generated)
+    namespace = {"__name__": __name__, "__package__": __package__}
+    exec(compile(source, f"<{__name__} generated>", "exec"), namespace)
+    return namespace
 
-partition_state = _namespace["partition_state"]
-merge_change = _namespace["merge_change"]
+
+_generated = _load_generated()
+PartitionState = _generated["PartitionState"]
+partition_state = _generated["partition_state"]
+merge_change = _generated["merge_change"]
+text_args = _generated.get("text_args")
 
 
 # -- what the other views take from the model ------------------------------------------------
@@ -608,3 +641,8 @@ DESCRIBE_RECORD_HEAD = ("PartitionId", "Replicas", "Isr", "Leader", "LeaderRecov
 DESCRIBE_RECORD_TAIL: tuple = tuple(
     (m.json, m.field.is_array) for m in FIELDS
     if m.name not in DESCRIBE_RECORD_HEAD and m.name not in DESCRIBE_RECORD_LEAVES_OUT)
+
+
+if __name__ == "__main__":
+    GENERATED.write_text(generated_source(), encoding="utf-8")
+    print(f"wrote {GENERATED}")

@@ -25,7 +25,8 @@ from ..kraft import enums
 from ..loader import inputs
 from ..kraft.batch import BatchScanner
 from ..loader.reader import FileReader
-from ..replay.engine import merge_change, partition_from_record
+from ..replay.folding import partition_from_record
+from ..replay.partition_model import merge_change
 from ..replay.entity_keys import key_from_data
 from .image_rows import micros
 

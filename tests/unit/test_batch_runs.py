@@ -1,5 +1,5 @@
 """Runs of a controller's small batches (fast/batch_runs.py, the
-engine's ``_apply_run``): batches of one CreateTopics, one partition change
+batch loader's ``_apply_run``): batches of one CreateTopics, one partition change
 or one heartbeat read in one loop and applied as one, and everything the
 session shows the same as through the general path."""
 

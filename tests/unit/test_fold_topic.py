@@ -1,8 +1,8 @@
-"""Listing a topic folds its partitions together (``ReplayEngine.fold_topic``:
+"""Listing a topic folds its partitions together (``PartitionFolder.fold_topic``:
 a run's untouched PartitionRecords decoded in one pass over the run,
 ``RecordStore.run_data``): it must give exactly what folding each partition
 on its own gives, on every layout, after changes, and on every corpus input.
-So must its ids alone (``ReplayEngine.existing_partitions``, what ``find``
+So must its ids alone (``PartitionFolder.existing_partitions``, what ``find``
 lists without a walk of nodes per partition)."""
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from metashell.kraft.fields import Versions
 from metashell.kraft.writer import encode_records
 from metashell.fast import change_effects, summary_counts
 from metashell.fast.change_effects import EFFECT, ISR, LEADER
-from metashell.replay.engine import merge_change
+from metashell.replay.partition_model import merge_change
 from metashell.replay.image import PartitionState
 from tests.unit.test_change_effects import fields
 from tests.support.replay import change, uid

@@ -295,3 +295,26 @@ def test_a_partitions_text_of_a_field_added_to_the_catalog(monkeypatch):
                         Message(change.name, 5, "0-3", list(change.fields)))
     state = probe.partition_state(decoded(probe.PARTITION_RECORD, 3, record_values(METADATA[3], 2)), (0, 0))
     assert probe.data_text(state) is None
+
+
+def test_the_generated_code_is_what_the_catalog_and_the_rules_give(tmp_path):
+    """``partition_generated.py`` holds the model's code as real ``def``s to
+    read, and is what runs; where it is not what the catalog gives (a field
+    just added: the test above), the source made now runs, and this fails
+    until ``python -m metashell.replay.partition_model`` writes it again."""
+    assert pm.GENERATED.read_text(encoding="utf-8") == pm.generated_source(), (
+        "run python -m metashell.replay.partition_model")
+    assert merge_change.__module__ == PartitionState.__module__ == "metashell.replay.partition_generated"
+    stale = tmp_path / "partition_generated.py"
+    stale.write_text(pm.generated_source().replace("s.partition_epoch += 1", "pass"))
+    real = pm.GENERATED
+    pm.GENERATED = stale
+    try:
+        made_now = pm._load_generated()
+    finally:
+        pm.GENERATED = real
+    state = made_now["partition_state"](record_values(METADATA[3], 2) | {"directories": None}, (0, 0))
+    epoch = state.partition_epoch
+    assert made_now["merge_change"](state, {**record_values(METADATA[5], 0), "leader": -2,
+                                            "isr": None}) is None
+    assert state.partition_epoch == epoch + 1 and made_now["merge_change"].__module__ == pm.__name__
