@@ -23,9 +23,10 @@ _UNITS = (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000))
 
 
 def duration(ms: "int | None") -> "str | None":
-    """A span of ms as its two largest units (``3d 4h``, ``5m 2s``; under a
-    second ``0s``); None when unknown. A negative span (a clock stepped
-    back between controllers) keeps its sign."""
+    """A span of ms as its two largest units, the second also when it is 0
+    (``3d 4h``, ``3d 0h``: a day and a few minutes is not "3d"; ``5m 2s``;
+    under a second ``0s``); None when unknown. A negative span (a clock
+    stepped back between controllers) keeps its sign."""
     if ms is None:
         return None
     sign, rest = ("-", -ms) if ms < 0 else ("", ms)
@@ -36,4 +37,4 @@ def duration(ms: "int | None") -> "str | None":
             parts.append(f"{n}{unit}")
         if len(parts) == 2:
             break
-    return sign + (" ".join(p for p in parts if not p.startswith("0")) or "0s")
+    return sign + (" ".join(parts) or "0s")

@@ -28,8 +28,10 @@ With -C (a live quorum): the batches fetched so far, in log order (with
 'log fetched from controllers ...'; the newest 256 MiB of them are kept.
 With several files, text mode opens each with a '# FILE' line.
 
-Text: one line per record: offset, ISO-8601 UTC time, type, version
-(v0, v1, ...) and the one-line summary 'changes' shows. --output json: one
+Text: one line per record, in columns: offset, ISO-8601 UTC time, type,
+version (v0, v1, ...) and the one-line summary 'changes' shows (a record
+with no summary of its own shows its fields, cut at 160 characters with
+'...'; --full shows them whole). --output json: one
 object per line, {offset, time, epoch, type, version, control, data}, data
 in the tree's field names, secrets redacted unless --show-secrets.
 
@@ -75,6 +77,8 @@ Examples:
         parser.add_argument("--type", metavar="NAME,...", help="only records of these types")
         parser.add_argument("--entity", metavar="PATH", help="only records of the entities under PATH")
         parser.add_argument("--batches", action="store_true", help="one line per batch")
+        parser.add_argument("--full", action="store_true",
+                            help="summaries whole (a record's fields are cut at 160 characters)")
         parser.add_argument("--snapshots", action="store_true",
                             help="a log dir's snapshots too (before its segments)")
 
@@ -130,7 +134,8 @@ Examples:
             if entity is not None and ctx.root is not None and ctx.root.child(entity.target[0]) is None:
                 ctx.error(f"log: --entity {args.entity}: {NOT_FOUND}")
                 return FAILED
-            status, shown = _print_records(ctx, files, window, _record_filter(ctx, args, entity))
+            status, shown = _print_records(ctx, files, window, _record_filter(ctx, args, entity),
+                                           whole=args.full)
             if entity is not None and not entity.matched and not entity.known(ctx.root):
                 ctx.error(f"log: --entity {args.entity}: {NOT_FOUND}")
                 return FAILED
@@ -203,9 +208,27 @@ class _Chunks:
 CHUNK = 1 << 18
 
 
-def _print_records(ctx, files, window: LogWindow, keep) -> int:
+def _widths(files) -> tuple[int, int]:
+    """Column widths for text, known before reading: an offset is below its
+    file's base offset (its name) plus its size (every record takes bytes),
+    a size or position below the size. Fetched batches (a live quorum) are
+    not named by an offset: their columns take what they need."""
+    offsets = sizes = 0
+    for path in files:
+        try:
+            size = path.stat().st_size
+        except (AttributeError, OSError):
+            continue
+        base = path.name.split("-")[0].split(".")[0]
+        offsets = max(offsets, len(str((int(base) if base.isdigit() else 0) + size)))
+        sizes = max(sizes, len(str(size)))
+    return offsets, sizes
+
+
+def _print_records(ctx, files, window: LogWindow, keep, whole: bool = False) -> int:
     """Returns the exit status and how many batches had records to show."""
-    fmt = RecordFormat(json=ctx.json, show_secrets=ctx.session.show_secrets)
+    fmt = RecordFormat(json=ctx.json, show_secrets=ctx.session.show_secrets,
+                       offset_width=_widths(files)[0], whole=whole)
     out = _Chunks(ctx.out)
     write = out.write
     status, shown = OK, 0
@@ -230,7 +253,8 @@ def _print_records(ctx, files, window: LogWindow, keep) -> int:
 
 def _print_batches(ctx, files, window: LogWindow) -> int:
     """Returns the exit status and how many batches were listed."""
-    fmt = BatchFormat(json=ctx.json)
+    offset_width, size_width = _widths(files)
+    fmt = BatchFormat(json=ctx.json, offset_width=offset_width, size_width=size_width)
     out = _Chunks(ctx.out)
     write = out.write
     status, shown = OK, 0

@@ -9,7 +9,7 @@ text of the last one is kept.
 from __future__ import annotations
 
 from metashell.fs.tree import REDACTED
-from metashell.kraft import enums
+from metashell.kraft import catalog, enums
 from metashell.kraft.kafka_json import kafka_json
 from metashell.kraft.layouts import BATCH_HEADER, compiled
 from metashell.kraft.records import resolve_metadata
@@ -73,15 +73,24 @@ class _Times:
         return text
 
 
+#: the type column's width in text: the longest record type name (columns line up
+#: whatever types a stretch of the log holds, without reading ahead)
+TYPE_WIDTH = max(len(m.name) for m in (*catalog.METADATA.values(), *catalog.CONTROL.values()))
+
+
 class RecordFormat:
     """A batch's records as lines (text: offset, time, type, version,
-    summary; JSON: one object each)."""
+    summary, in columns: offsets right-aligned to ``offset_width``; JSON:
+    one object each). ``whole``: summaries never cut (``--full``)."""
 
-    def __init__(self, *, json: bool, show_secrets: bool):
+    def __init__(self, *, json: bool, show_secrets: bool, offset_width: int = 0,
+                 whole: bool = False):
         self.json = json
         self.show_secrets = show_secrets
         self.time = _Times()
         self.describers: dict = {}   # record name -> its describer
+        self.offset_width = offset_width
+        self.whole = whole
 
     def lines(self, batch: LogBatch, records: list) -> str:
         """The lines of ``records`` (of ``batch``), each ending in a newline."""
@@ -95,6 +104,7 @@ class RecordFormat:
         ``log`` prints hundreds of thousands a second), each summary by its
         type's describer, looked up once per type."""
         time, show, describers = self.time, self.show_secrets, self.describers
+        width, whole = self.offset_width, self.whole
         lines = []
         add = lines.append
         ms, when = time.ms, time.text   # a batch's records mostly share its time
@@ -108,11 +118,11 @@ class RecordFormat:
             else:
                 fn = describers.get(name)
                 if fn is None:
-                    fn = describers[name] = describer(name)
+                    fn = describers[name] = describer(name, whole)
                 summary = fn(d, show)
             version = r.version
-            add(f"{r.offset} {when} {name} "
-                f"{'v-' if version is None else 'v' + str(version)} {summary}\n")
+            add(f"{r.offset:>{width}} {when} {name:<{TYPE_WIDTH}} "
+                f"{'v-' if version is None else 'v' + str(version):<3} {summary}\n")
         return "".join(lines)
 
     def _doc(self, rec, control: bool) -> dict:
@@ -145,11 +155,14 @@ def _header_layout():
 
 class BatchFormat:
     """A batch as one line (text or JSON); a batch whose framing is
-    damaged as its file, position and what is wrong."""
+    damaged as its file, position and what is wrong. Text in columns:
+    offsets and counts to ``offset_width``, sizes and positions to
+    ``size_width``."""
 
-    def __init__(self, *, json: bool):
+    def __init__(self, *, json: bool, offset_width: int = 0, size_width: int = 0):
         self.json = json
         self.time = _Times()
+        self.offset_width, self.size_width = offset_width, size_width
 
     def line(self, batch: LogBatch) -> str:
         h = batch.header
@@ -178,12 +191,13 @@ class BatchFormat:
                 "transactional": bool(h.attributes & ATTR_TRANSACTIONAL),
                 "control": bool(h.attributes & ATTR_CONTROL), "crcValid": batch.crc_valid}
 
-    @staticmethod
-    def _text(d: dict) -> str:
+    def _text(self, d: dict) -> str:
         flags = "".join((" transactional" if d["transactional"] else "",
                          " control" if d["control"] else ""))
         crc = "crc ok" if d["crcValid"] else "CRC MISMATCH"
-        return (f"offsets {d['baseOffset']}-{d['lastOffset']} count {d['count']} "
-                f"epoch {d['epoch']} producer {d['producerId']}/{d['producerEpoch']} "
-                f"time {d['maxTime']} compression {d['compression']} size {d['size']} "
-                f"position {d['position']}{flags} {crc}\n")
+        ow, sw = self.offset_width, self.size_width
+        offsets = f"{d['baseOffset']:>{ow}}-{d['lastOffset']:<{ow}}"
+        return (f"offsets {offsets} count {d['count']:>{ow}} "
+                f"epoch {d['epoch']:>3} producer {d['producerId']:>2}/{d['producerEpoch']:<2} "
+                f"time {d['maxTime']} compression {d['compression']:<6} size {d['size']:>{sw}} "
+                f"position {d['position']:>{sw}} {crc}{flags}\n")

@@ -25,18 +25,24 @@ def describe(rec, show_secrets: bool = False) -> str:
     return describer(rec.name)(d, show_secrets)
 
 
-def describer(name: str):
+def describer(name: str, whole: bool = False):
     """How records named ``name`` are described: ``fn(data, show_secrets)``
-    (data decoded, not None), for callers that describe many (``log``)."""
-    return _DESCRIBERS.get(name, _fields)
+    (data decoded, not None), for callers that describe many (``log``).
+    A record with no summary of its own shows its fields, cut at 160
+    characters unless ``whole`` (``log --full``)."""
+    return _DESCRIBERS.get(name, _whole_fields if whole else _fields)
 
 
-def _fields(d, _) -> str:
+def _fields(d, show_secrets) -> str:
+    text = _whole_fields(d, show_secrets)
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _whole_fields(d, _) -> str:
     if not d:
         return "{}"   # a NoOpRecord: a controller writes one every 500 ms
-    text = json.dumps({k: v for k, v in d.items() if not k.startswith("_")},
+    return json.dumps({k: v for k, v in d.items() if not k.startswith("_")},
                       separators=(",", ":"), default=str)
-    return text if len(text) <= 160 else text[:157] + "..."
 
 
 def _partition(d, _):

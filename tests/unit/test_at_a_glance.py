@@ -1,4 +1,5 @@
-"""Output readable at a glance: ``summary`` opens with the cluster id (and
+"""Output readable at a glance: ``log`` and ``log --batches`` in columns,
+a long record shown whole with ``--full``; ``summary`` opens with the cluster id (and
 the node id of a metadata dir), as ``kafka-metadata-quorum describe
 --status`` does; its brokers' starts are in columns, a broker in
 controlled shutdown is marked as a fenced one is, and why a start time is
@@ -75,3 +76,36 @@ def test_why_a_start_time_is_unknown_is_said_once():
     assert max(len(line) for line in rows.values()) < 40
     assert out.count("no log segment was loaded") == 1
     assert "  timeUnknown:\n    [1]: no log segment was loaded" in out
+
+
+def columns(lines: list[str], *words: str) -> list[set[int]]:
+    return [{line.index(w) for line in lines} for w in words]
+
+
+def test_log_is_in_columns(example):
+    lines = run(example, "log")[1].splitlines()
+    assert len(lines) == 523
+    times = {line.index("2026-") for line in lines}
+    assert times == {lines[0].index("2026-")}
+    versions = {line.index(" v", line.index("Z ") + 2) for line in lines}
+    assert len(versions) == 1
+    summaries = {len(line.split(" v", 1)[0]) for line in lines}   # up to the version
+    assert len(summaries) == 1
+    batches = run(example, "log", "--batches")[1].splitlines()
+    assert len(batches) > 100
+    for word in (" count ", " epoch ", " time ", " size ", " position ", " crc "):
+        assert len({line.index(word) for line in batches}) == 1, word
+
+
+def test_log_full_shows_a_long_record_whole(example):
+    cut = run(example, "log", "--from-offset", "11", "--to-offset", "11")[1]
+    whole = run(example, "log", "--full", "--from-offset", "11", "--to-offset", "11")[1]
+    assert cut.rstrip().endswith("...") and len(cut) < len(whole)
+    fields = json.loads(whole.split(" v0  ", 1)[1])
+    [doc] = [json.loads(line) for line in
+             run(example, "log", "--from-offset", "11", "--to-offset", "11", output="json")[1]
+             .splitlines()]
+    assert fields["controllerId"] == doc["data"]["controllerId"] == 101
+    assert len(fields["features"]) == len(doc["data"]["features"])
+    assert not any(line.endswith("...") for line in
+                   run(example, "log", "--full")[1].splitlines())

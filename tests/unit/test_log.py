@@ -173,7 +173,7 @@ def test_text_is_one_line_per_record(path):
     lines = out.splitlines()
     assert len(lines) == len(theirs)
     for line, ref in zip(lines, theirs):
-        offset, time, type_, version, _summary = (line.split(" ", 4) + [""])[:5]
+        offset, time, type_, version, _summary = (line.split(None, 4) + [""])[:5]
         assert (int(offset), time, type_, version) == \
                (ref["offset"], _iso(ref["timestamp"]), ref["type"], f"v{ref['version']}")
 

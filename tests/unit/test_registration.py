@@ -232,9 +232,10 @@ def test_load_reads_no_segment_before_the_snapshot_until_asked(retained, monkeyp
 
 
 @pytest.mark.parametrize("ms,text", [
-    (None, None), (0, "0s"), (999, "0s"), (61_000, "1m 1s"), (3_600_000, "1h"),
+    (None, None), (0, "0s"), (999, "0s"), (61_000, "1m 1s"), (3_600_000, "1h 0m"),
     (5 * 3_600_000 + 120_005, "5h 2m"), (3 * 86_400_000 + 4 * 3_600_000 + 59_000, "3d 4h"),
-    (3 * 86_400_000 + 61_000, "3d"), (-61_000, "-1m 1s"),
+    (3 * 86_400_000 + 61_000, "3d 0h"), (86_400_000, "1d 0h"), (60_000, "1m 0s"),
+    (-61_000, "-1m 1s"), (-86_400_000, "-1d 0h"),
 ])
 def test_ages_print_as_their_two_largest_units(ms, text):
     assert duration(ms) == text
