@@ -562,6 +562,10 @@ def live_quorum_dir(values: dict) -> Node:
     """``/metadataQuorum/live`` (``-C`` only): the quorum as it answers now;
     one file per voter under ``voters/``, the rest plain files."""
     entries: dict = {k: Leaf(k, v) for k, v in values.items() if k != "voters"}
+    if "leaderId" in entries:   # text says why there is none: "none (quorum lost)"
+        why = values.get("state") or values.get("error") or "unknown"
+        entries["leaderId"] = Leaf("leaderId", values["leaderId"],
+                                   shown=lambda v: f"none ({why})" if v is not None and v < 0 else v)
     if "voters" in values:
         entries["voters"] = DictDir("voters", {k: Leaf(k, v) for k, v in values["voters"].items()})
     return DictDir("live", entries)

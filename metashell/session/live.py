@@ -388,10 +388,13 @@ class LiveSession(ImageSession):
             try:
                 view.update(quorum_fields(self.observer.describe_quorum()))
             except MetashellError as e:
-                # no leader to ask (an election) or no answer: what the observer knows
+                # no leader to ask (an election) or no answer: what the observer knows;
+                # once the quorum is lost, no leader (-1, as DescribeQuorum says of none),
+                # not the last one it had
                 s = self.status
                 if s is not None:
-                    view.update(leaderId=s.leader_id, leaderEpoch=s.leader_epoch)
+                    lost = self.state() in ("quorum lost", "stopped")
+                    view.update(leaderId=-1 if lost else s.leader_id, leaderEpoch=s.leader_epoch)
                 view["error"] = str(e)
             self._described = (time.monotonic(), view)
         return view

@@ -279,3 +279,25 @@ def test_catching_up_reports_offsets_of_the_high_watermark():
     done = [d for d, _ in calls]
     assert done == sorted(done) and 0 < done[1] < 30000      # inside the snapshot
     assert {t for _, t in calls} == {30010} and done[-1] == 30001
+
+
+def test_the_live_leader_once_the_quorum_is_lost_says_so():
+    """The observer's last leader is not the quorum's: once it is lost,
+    /metadataQuorum/live/leaderId says there is none, and why."""
+    import io
+
+    from metashell.commands import Context, run_words
+    gate = threading.Event()
+    session, _ = open_live([snapshot_event(5, SNAP), status("following", 5, 5), gate,
+                            status("lost", 5, 5, "connection refused")])
+    try:
+        gate.set()
+        wait_for(lambda: session.state() == "quorum lost")
+        assert cat(session.root, "/metadataQuorum/live/leaderId") == -1
+        out = io.StringIO()
+        ctx = Context.for_session(session, out=out, err=io.StringIO())
+        assert run_words(ctx, ["cat", "/metadataQuorum/live/leaderId"]) == 0
+        assert out.getvalue() == "none (quorum lost)\n"
+        assert cat(session.root, "/metadataQuorum/live/state") == "quorum lost"
+    finally:
+        session.close()
