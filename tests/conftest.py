@@ -9,6 +9,8 @@ import gc
 
 import pytest
 
+from tests.support.corpora import require_corpora
+
 
 @pytest.fixture(autouse=True, scope="module")
 def _free_sessions():
@@ -18,3 +20,16 @@ def _free_sessions():
     the 1024 descriptors that select() (pexpect's) takes."""
     yield
     gc.collect()
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "corpora: reads the real Kafka files of ../shared/corpora (skips where they "
+                   "are absent, fails under CI): tests.support.corpora")
+
+
+@pytest.fixture(autouse=True)
+def _corpora(request):
+    """A test marked ``corpora`` needs the shared corpora (tests.support.corpora)."""
+    if request.node.get_closest_marker("corpora") is not None:
+        require_corpora()

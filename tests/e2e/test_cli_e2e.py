@@ -11,14 +11,13 @@ from pathlib import Path
 
 import pytest
 from tests.support.paths import CORPORA, EXAMPLE, REPO
+from tests.support.corpora import needs_corpora
 
 BIN = REPO / "bin" / "kafka-metadata-shell"
 LOGDIR = CORPORA / "kafka-3.7-logdir"
 SNAPSHOT = CORPORA / "kafka-3.8-three-controllers-snapshot" / \
     "00000000000000007268-0000000001.checkpoint"
 
-needs_corpora = pytest.mark.skipif(not LOGDIR.is_dir() or not SNAPSHOT.is_file(),
-                                   reason=f"real Kafka files not found under {CORPORA}")
 
 
 def env(tmp_path, **extra):

@@ -16,13 +16,15 @@ import time
 
 import pytest
 from tests.support.fake_kraft import FakeQuorum
-from tests.e2e.test_cli_e2e import BIN, CORPORA, env
+from tests.e2e.test_cli_e2e import BIN, env
+from tests.support.corpora import corpus_cases
+from tests.support.paths import CORPORA
 from tests.support.replay import flat, topic, uid
 
 from metashell import cli
 from metashell.kraft.writer import record
 
-LOG_DIRS = sorted(p.name for p in CORPORA.iterdir() if p.is_dir()) if CORPORA.is_dir() else []
+LOG_DIRS = corpus_cases(lambda: sorted(p.name for p in CORPORA.iterdir() if p.is_dir()))
 # only a bootstrap.checkpoint: -s loads it as a snapshot (offset -1, epoch 0); a
 # controller writes its records as the first batches of the log, as the fake serves them
 BOOTSTRAP_ONLY = {"kafka-3.3-bootstrap", "kafka-4.1-bootstrap-scram", "kafka-4.2-bootstrap"}
@@ -43,7 +45,6 @@ def quorum():
         yield q
 
 
-@pytest.mark.skipif(not LOG_DIRS, reason=f"real Kafka files not found under {CORPORA}")
 @pytest.mark.parametrize("name", LOG_DIRS)
 def test_every_corpus_log_dir_gives_the_tree_files_give(name):
     path = CORPORA / name

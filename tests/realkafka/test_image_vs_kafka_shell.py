@@ -29,13 +29,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support.cluster_histories import history
+from tests.support.corpora import require_corpora
+from tests.support.paths import CORPORA
 from tests.support.replay import Log, write_snapshot
 
 from .image_shell import (NEWEST, NEWEST_LEVELS, differences, kafka_dumps, loaded_nothing,
                           our_dumps, provenance_offset)
 from .jars import require_java_and_maven
 
-CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
 # files Kafka's 4.3 shell may not load: it waits forever on a file without
 # metadata records or whose only data batch is at offset 0, and shows the
 # empty image of a log without metadata.version (3.2: 4.x refuses it) and of
@@ -49,9 +50,7 @@ KAFKA_MAY_NOT_LOAD = {"empty-log/00000000000000000000.log",
 def corpus_files() -> list[Path]:
     """Every snapshot and segment of the corpus, each on its own (Kafka's shell
     takes one file)."""
-    if not CORPORA.is_dir():
-        return []
-    return sorted(p for p in CORPORA.rglob("*")
+    return sorted(p for p in require_corpora().rglob("*")
                   if p.is_file() and p.suffix in (".log", ".checkpoint"))
 
 
@@ -59,8 +58,6 @@ def corpus_files() -> list[Path]:
 def corpus_dumps(tmp_path_factory):
     require_java_and_maven()
     files = corpus_files()
-    if not files:
-        pytest.skip(f"shared corpus not found at {CORPORA} (not shipped with the project)")
     return files, kafka_dumps(files, tmp_path_factory.mktemp("kafka"))
 
 

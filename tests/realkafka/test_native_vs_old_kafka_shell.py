@@ -42,6 +42,8 @@ from metashell.loader.reader import read_records
 from metashell.session.files import open_session
 
 from .jars import log_config, require_java_and_maven, selected_versions, shell_classpath
+from tests.support.corpora import corpus
+
 from .test_image_vs_kafka_shell import CORPORA, joined_log
 from .workload import version_tuple
 
@@ -190,9 +192,7 @@ def compare(path: Path, tmp_path: Path) -> "tuple[dict, list[str]]":
 @pytest.mark.parametrize("rel", FILES)
 def test_the_native_tree_agrees_with_kafkas_old_shell(rel, tmp_path):
     require_java_and_maven()
-    path = CORPORA / rel
-    if not path.exists():
-        pytest.skip(f"shared corpus not found at {CORPORA} (not shipped with the project)")
+    path = corpus(rel)
     theirs, problems = compare(path, tmp_path)
     assert theirs and not problems, "\n".join(problems[:20])
     print(f"\n{rel}: {len(theirs)} values compared")

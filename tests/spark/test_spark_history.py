@@ -11,6 +11,7 @@ import pytest
 
 from metashell.loader.reader import FileReader
 from tests.support.paths import CORPORA, EXAMPLE
+from tests.support.corpora import require_corpora
 from tests.support.spark import read_table
 
 pytestmark = pytest.mark.usefixtures("spark")
@@ -38,8 +39,7 @@ def test_records_are_the_log_files_records(spark):
 
 
 def test_a_large_file_is_split_at_batch_boundaries(spark):
-    if not BIG_LOG.is_dir():
-        pytest.skip(f"shared corpus not found at {CORPORA}")
+    require_corpora()
     whole = read_table(spark, "records", str(BIG_LOG))
     sliced = read_table(spark, "records", str(BIG_LOG), sliceBytes=256 * 1024)
     df = spark.read.format("kraft-metadata").option("table", "records") \

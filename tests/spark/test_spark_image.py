@@ -15,6 +15,7 @@ from metashell.loader import inputs
 from metashell.render import collapse_repeats
 from metashell.timefmt import iso_time
 from tests.support.paths import CORPORA, EXAMPLE
+from tests.support.corpora import require_corpora
 from tests.support.spark import as_tree, by_cluster, from_tree, read_table, shell, shell_json
 
 pytestmark = pytest.mark.usefixtures("spark")
@@ -110,8 +111,8 @@ UNTIL = [(str(EXAMPLE), 120), (str(EXAMPLE), 300), (str(EXAMPLE), 450),
 
 @pytest.mark.parametrize("path,offset", UNTIL)
 def test_until_offset_equals_the_shells(spark, path, offset):
-    if not CORPORA.is_dir() and path != str(EXAMPLE):
-        pytest.skip(f"shared corpus not found at {CORPORA}")
+    if path != str(EXAMPLE):
+        require_corpora()
     tree = shell_json(path, "tree", "/", until_offset=offset)
     for table in ("partitions", "brokers", "configs", "quorum", "topics", "features"):
         rows = read_table(spark, table, path, untilOffset=offset)

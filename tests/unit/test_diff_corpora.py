@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import CORPORA
+from tests.support.corpora import corpus_cases
 from metashell.session.baseline import open_baseline
 from metashell.errors import MetashellError
 from metashell.commands import Context, run_words
@@ -26,15 +27,11 @@ LEFT_OUT = {("local",), ("topicIds",), ("image",), ("metadataQuorum",)}   # /ima
 
 
 def log_dirs_with_snapshots() -> list[Path]:
-    if not CORPORA.is_dir():
-        return []
     return sorted(d for d in CORPORA.iterdir()
                   if d.is_dir() and list(d.glob("__cluster_metadata-0/*-*.checkpoint")))
 
 
-LOG_DIRS = log_dirs_with_snapshots()
-needs_corpora = pytest.mark.skipif(not LOG_DIRS,
-                                   reason=f"no real Kafka log dirs with snapshots under {CORPORA}")
+LOG_DIRS = corpus_cases(log_dirs_with_snapshots)
 
 
 def snapshots_and_log(log_dir: Path):
@@ -54,7 +51,6 @@ def run_diff(session, *words) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
-@needs_corpora
 @pytest.mark.parametrize("log_dir", LOG_DIRS, ids=lambda d: d.name)
 def test_a_snapshot_equals_the_log_at_its_end_offset(log_dir):
     snaps, log = snapshots_and_log(log_dir)
@@ -145,7 +141,6 @@ def assert_lists_what_the_records_changed(old_s, new_s, against: Path, log: Path
     return len(changed)
 
 
-@needs_corpora
 @pytest.mark.parametrize("log_dir", LOG_DIRS, ids=lambda d: d.name)
 def test_between_consecutive_snapshots_exactly_what_the_records_changed(log_dir):
     snaps, log = snapshots_and_log(log_dir)
@@ -169,7 +164,6 @@ def transactions(log: Path) -> list[tuple[int, int]]:
     return spans
 
 
-@needs_corpora
 @pytest.mark.parametrize("log_dir", LOG_DIRS, ids=lambda d: d.name)
 def test_from_points_of_the_log_to_the_first_snapshot(log_dir):
     """The log replayed up to a point before the first snapshot, against that
@@ -188,9 +182,12 @@ def test_from_points_of_the_log_to_the_first_snapshot(log_dir):
 
 # --------------------------------------------------------------------------- rewinding
 
-CORPUS_LOGS = sorted(CORPORA.glob("*/*.log")) + sorted(CORPORA.glob("*/__cluster_metadata-0/*.log")) \
-    if CORPORA.is_dir() else []
-SOURCES = [p for p in CORPUS_LOGS if p.stat().st_size] + LOG_DIRS
+def rewind_sources() -> list[Path]:
+    logs = sorted(CORPORA.glob("*/*.log")) + sorted(CORPORA.glob("*/__cluster_metadata-0/*.log"))
+    return [p for p in logs if p.stat().st_size] + log_dirs_with_snapshots()
+
+
+SOURCES = corpus_cases(rewind_sources)
 
 
 def _changes(old_image, new_image):
@@ -199,7 +196,6 @@ def _changes(old_image, new_image):
                              build_root(new_image, show_secrets=True), skip=LEFT_OUT)]
 
 
-@needs_corpora
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_the_rewound_image_equals_a_second_replay(source):
     session = open_session(source)

@@ -14,6 +14,7 @@ import pytest
 
 from tests.support.fast_path import assert_fast_path_agrees, fast_path
 from tests.support.paths import CORPORA, REPO
+from tests.support.corpora import corpus_cases
 from metashell.fast.store import RecordStore
 
 sys.path.insert(0, str(REPO / "bench"))
@@ -21,15 +22,12 @@ import shapes  # noqa: E402  (bench/shapes.py: the bench's generators)
 
 
 def corpus_inputs() -> list[Path]:
-    if not CORPORA.is_dir():
-        return []
     files = [p for p in CORPORA.rglob("*") if p.suffix in (".log", ".checkpoint") and p.stat().st_size]
     dirs = [d for d in CORPORA.iterdir() if d.is_dir()]
     return sorted(files + dirs)
 
 
-@pytest.mark.skipif(not CORPORA.is_dir(), reason=f"shared corpora not present: {CORPORA}")
-@pytest.mark.parametrize("path", corpus_inputs(), ids=lambda p: str(p.relative_to(CORPORA)))
+@pytest.mark.parametrize("path", corpus_cases(corpus_inputs), ids=lambda p: str(p.relative_to(CORPORA)))
 def test_every_corpus_input(path):
     assert_fast_path_agrees(path)
 

@@ -136,8 +136,6 @@ def test_changed_partitions_list_as_folding_does(tmp_path_factory, version, log)
 
 @pytest.mark.parametrize("path", _corpus_inputs(), ids=lambda p: p.name)
 def test_every_corpus_input(path):
-    if "shared" in path.parts and not CORPORA.is_dir():
-        pytest.skip(f"shared corpus not found at {CORPORA}")
     check(path)
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import CORPORA
+from tests.support.corpora import corpus
 from metashell.errors import InputError
 from metashell.loader.inputs import (
     LoadPlan, SegmentFile, SnapshotFile, classify, parse_segment_name, parse_snapshot_name, plan,
@@ -15,13 +16,6 @@ from metashell.loader.inputs import (
 from metashell.loader.properties import parse_properties
 from metashell.loader.side_files import read_meta_properties, read_quorum_state
 
-
-
-def corpus(name: str) -> Path:
-    path = CORPORA / name
-    if not path.exists():
-        pytest.skip(f"corpus {name} not available (expected at {path})")
-    return path
 
 
 def seg(offset: int) -> str:

@@ -16,13 +16,12 @@ import pytest
 from tests.support.fake_kraft import FakeQuorum
 from tests.support.fake_kraft_follow import Follow, check_contiguous, image_json, live_config, rebuild
 from tests.support.paths import CORPORA
+from tests.support.corpora import corpus_cases
 from metashell.errors import MetashellError
 from metashell.live import SnapshotEvent
 from metashell.session.files import open_session
 
-DIRS = sorted(p.name for p in CORPORA.iterdir() if p.is_dir()) if CORPORA.is_dir() else []
-
-pytestmark = pytest.mark.skipif(not DIRS, reason=f"the shared Kafka corpora are not here ({CORPORA})")
+DIRS = corpus_cases(lambda: sorted(p.name for p in CORPORA.iterdir() if p.is_dir()))
 
 
 def file_tree(path: Path) -> str:
@@ -60,7 +59,8 @@ def test_live_tree_equals_the_file_tree(name, profile):
     assert not [e for n in q.nodes.values() for e in n.errors]
 
 
-LONG_LOGS = [d for d in DIRS if sum(p.stat().st_size for p in (CORPORA / d).rglob("*.log")) > 100_000]
+LONG_LOGS = corpus_cases(lambda: [d for d in DIRS if sum(p.stat().st_size for p in (CORPORA / d).rglob("*.log"))
+                                  > 100_000])
 
 
 @pytest.mark.parametrize("name", LONG_LOGS)

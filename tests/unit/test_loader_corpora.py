@@ -25,14 +25,14 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import CORPORA
+from tests.support.corpora import needs_corpora
 from metashell.kraft import catalog
 from metashell.loader.reader import read_file
 from metashell.kraft.writer import encode_batch
 
 README = CORPORA / "README.md"
 
-pytestmark = pytest.mark.skipif(not README.is_file(),
-                                reason=f"shared corpus not found at {CORPORA} (not shipped with the project)")
+pytestmark = needs_corpora
 
 PRERELEASE = "kafka-trunk-prerelease-2023/00000000000000000000.log"
 # The odd PartitionRecord v1 records of the prerelease file (read from the file).

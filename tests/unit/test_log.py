@@ -15,6 +15,7 @@ import pytest
 from kafka.record import MemoryRecords
 
 from tests.support.paths import CORPORA, EXAMPLE
+from tests.support.corpora import corpus_cases, needs_corpora
 from metashell.commands import Context, run_words
 from metashell.session.files import open_session
 
@@ -35,14 +36,9 @@ CONTROL_NAMES = {2: "LeaderChangeMessage", 3: "SnapshotHeaderRecord", 4: "Snapsh
                  5: "KRaftVersionRecord", 6: "VotersRecord"}
 
 
-def corpus_files() -> list[Path]:
-    if not CORPORA.is_dir():
-        return []
-    return sorted(p for p in CORPORA.rglob("*") if p.is_file() and p.stat().st_size
-                  and (p.suffix in (".log", ".checkpoint")))
-
-
-needs_corpora = pytest.mark.skipif(not CORPORA.is_dir(), reason=f"{CORPORA} is not there")
+def corpus_files() -> list:
+    return corpus_cases(lambda: sorted(p for p in CORPORA.rglob("*") if p.is_file() and p.stat().st_size
+                                       and p.suffix in (".log", ".checkpoint")))
 
 
 # ------------------------------------------------------------------ an independent reading

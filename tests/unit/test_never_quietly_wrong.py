@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.support.paths import CORPORA, EXAMPLE
+from tests.support.corpora import corpus
 from metashell import cli
 from metashell.errors import MetashellError
 from metashell.kraft.writer import snapshot_name
@@ -26,13 +27,6 @@ from tests.support.replay import (TS0, Log, broker, change, leaves, partition, t
 
 T1, T2 = uid(1), uid(2)
 TOPS = ["brokers", "controllers", "topics", "configs", "features", "producerIds"]
-
-
-def corpus(name: str) -> Path:
-    path = CORPORA / name
-    if not path.exists():
-        pytest.skip(f"corpus {name} not available (expected at {path})")
-    return path
 
 
 def batch_ends(data: bytes) -> list[int]:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import CORPORA
+from tests.support.corpora import needs_corpora
 from metashell.fast import noop_runs
 from metashell.fast.noop_runs import BATCH_SIZE, NOOP_RECORD, NoOpRun
 from metashell.fast.store import RecordStore
@@ -138,7 +139,7 @@ def test_the_store_still_knows_every_batch(tmp_path):
         (107, "NoOpRecord"), (108, "NoOpRecord"), (109, "PartitionChangeRecord")]
 
 
-@pytest.mark.skipif(not CORPORA.is_dir(), reason=f"shared corpora not present: {CORPORA}")
+@needs_corpora
 def test_a_real_controller_log(monkeypatch):
     """Kafka 4.2's log of a controller that ran for hours: tens of thousands
     of heartbeats, read in runs, the same as batch by batch."""

@@ -13,6 +13,7 @@ import pytest
 from tests.support.replay import Log, broker, change, config, load, partition, topic, uid
 
 from tests.support.paths import CORPORA, EXAMPLE
+from tests.support.corpora import corpus_cases
 from metashell.commands import Context, run_words
 from metashell.session.files import open_session
 
@@ -167,13 +168,10 @@ def test_example_cluster():
     check_against_tree(open_session(EXAMPLE))
 
 
-def corpus_sources() -> list[Path]:
-    if not CORPORA.is_dir():
-        return []
-    return sorted(p for p in CORPORA.iterdir() if p.is_dir() and p.name != "empty-log")
+def corpus_sources() -> list:
+    return corpus_cases(lambda: sorted(p for p in CORPORA.iterdir() if p.is_dir() and p.name != "empty-log"))
 
 
-@pytest.mark.skipif(not CORPORA.is_dir(), reason=f"{CORPORA} is not there")
 @pytest.mark.parametrize("source", corpus_sources(), ids=lambda p: p.name)
 def test_corpora(source):
     files = [f for f in source.iterdir() if f.suffix in (".log", ".checkpoint")]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import CORPORA
+from tests.support.corpora import corpus_cases
 from metashell.fs.root import build_root
 from metashell.kraft.primitives import uuid_to_str
 from metashell.loader.reader import read_file
@@ -224,9 +225,7 @@ def test_the_session_files_them_for_counts_not_for_summary(tmp_path):
     assert s.counts() == again.counts()
 
 
-@pytest.mark.skipif(not CORPORA.is_dir(), reason=f"shared corpora not present: {CORPORA}")
-@pytest.mark.parametrize("name", sorted(p.name for p in CORPORA.glob("*logdir*"))
-                         if CORPORA.is_dir() else [])
+@pytest.mark.parametrize("name", corpus_cases(lambda: sorted(p.name for p in CORPORA.glob("*logdir*"))))
 def test_corpus_log_dirs(name):
     """Each of Kafka's log dirs: its topics looked at last to first, then
     everything, the same as filing every change as it is read."""

@@ -23,6 +23,7 @@ from click.testing import CliRunner
 from tests.support.replay import TS0, Log, broker, cat, engine_over, node, write_snapshot
 
 from tests.support.paths import CORPORA
+from tests.support.corpora import corpus_cases, needs_corpora
 from metashell import cli
 from metashell.fs.root import build_root
 from metashell.loader.append_times import NO_LOG, SegmentAppendTimes
@@ -45,9 +46,6 @@ def starts(root) -> dict:
 # =========================================================================== real Kafka log dirs
 
 def logdir_cases():
-    if not LOGDIRS:
-        yield pytest.param(None, None, marks=pytest.mark.skip(
-            reason=f"the shared Kafka corpora are not here ({CORPORA})"))
     for name in LOGDIRS:
         part = CORPORA / name / "__cluster_metadata-0"
         ends = [parse_snapshot_name(p.name)[0] for p in sorted(part.glob("*.checkpoint"))]
@@ -55,7 +53,7 @@ def logdir_cases():
             yield pytest.param(name, end, id=f"{name}@{end if end is not None else 'newest'}")
 
 
-@pytest.mark.parametrize("name,end", list(logdir_cases()))
+@pytest.mark.parametrize("name,end", corpus_cases(lambda: list(logdir_cases()), width=2))
 def test_logdir_start_times_equal_the_whole_log_replayed(name, end):
     until = None if end is None else end - 1
     directory = open_session(CORPORA / name, until_offset=until)
@@ -70,10 +68,10 @@ def test_logdir_start_times_equal_the_whole_log_replayed(name, end):
         assert all(b.registered_at is None for b in directory.image.brokers.values())
 
 
+@needs_corpora
 def test_the_lookup_at_each_real_epoch_gives_the_record_time():
     segments = sorted(CORPORA.glob("*/*.log")) + sorted(CORPORA.glob("*/__cluster_metadata-0/*.log"))
-    if not segments:
-        pytest.skip(f"the shared Kafka corpora are not here ({CORPORA})")
+    assert segments
     checked = off_by_one = 0
     for path in segments:
         base = int(path.stem)

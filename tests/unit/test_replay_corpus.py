@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import CORPORA
+from tests.support.corpora import needs_corpora
 from metashell.loader.inputs import parse_snapshot_name
 from metashell.loader.reader import read_file
 from metashell.replay.engine import ReplayEngine
@@ -38,8 +39,7 @@ STATE = ["brokers", "controllers", "topics", "topicIds", "configs", "clientQuota
          "features", "producerIds", "scram", "delegationTokens"]
 LOGDIRS = ["kafka-4.2-logdir", "kafka-4.1-logdir"]
 
-pytestmark = pytest.mark.skipif(not README.is_file(),
-                                reason=f"the shared Kafka corpora are not here ({CORPORA})")
+pytestmark = needs_corpora
 
 
 def state(root) -> dict:

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from kafka.record import MemoryRecords
 
 from tests.support.paths import CORPORA
+from tests.support.corpora import corpus_cases
 from metashell.kraft.primitives import UUID_TEXT
 from metashell.loader.reader import FileReader
 from metashell.kraft.records import decode_value
@@ -207,10 +208,10 @@ def test_any_layout(tmp_path, data):
     check(path)
 
 
-@pytest.mark.skipif(not CORPORA.is_dir(), reason=f"shared corpora not present: {CORPORA}")
-@pytest.mark.parametrize("path", sorted(p for p in CORPORA.rglob("*")
-                                        if p.suffix in (".log", ".checkpoint") and p.stat().st_size)
-                         if CORPORA.is_dir() else [], ids=lambda p: str(p.relative_to(CORPORA)))
+@pytest.mark.parametrize("path", corpus_cases(lambda: sorted(p for p in CORPORA.rglob("*")
+                                                          if p.suffix in (".log", ".checkpoint")
+                                                          and p.stat().st_size)),
+                         ids=lambda p: str(p.relative_to(CORPORA)))
 def test_every_corpus_file(path):
     got = check(path)
     assert got["records"] > 0

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import CORPORA
+from tests.support.corpora import needs_corpora
 from metashell.fast.change_batches import ChangeBatch
 from metashell.fast import deferred
 from metashell.fast.deferred import (API_KEY, KEPT_COUNT, KEPT_RUN, PARTITION, PARTITION_ID, RAW_TOPIC_ID,
@@ -250,8 +251,7 @@ def test_a_bad_deferred_body_is_reported_once(tmp_path):
     assert len(bad) == 1 and "offset 2" in bad[0]
 
 
-@pytest.mark.skipif(not (CORPORA / "README.md").is_file(),
-                    reason=f"the shared Kafka corpora are not here ({CORPORA})")
+@needs_corpora
 def test_every_corpus_file_replays_the_same_deferred():
     files = sorted(p for p in CORPORA.rglob("*") if p.suffix in (".log", ".checkpoint"))
     assert files

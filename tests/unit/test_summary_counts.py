@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.support.paths import CORPORA, EXAMPLE
+from tests.support.corpora import corpus_cases
 from metashell.kraft.writer import LogWriter, Out, record, snapshot_bytes
 from metashell.queries.summary import summarize
 from metashell.session.files import open_session
@@ -235,19 +236,19 @@ def test_any_layout_counts_as_folding_does(tmp_path_factory, version, parts):
     assert fast == folded
 
 
-def _corpus_inputs() -> list[Path]:
-    out = [EXAMPLE]
-    if CORPORA.is_dir():
-        for folder in sorted(p for p in CORPORA.iterdir() if p.is_dir()):
-            out.append(folder)
-            for f in sorted(folder.rglob("*.checkpoint")):
-                out.append(f)
+def _corpus_folders_and_snapshots() -> list[Path]:
+    out = []
+    for folder in sorted(p for p in CORPORA.iterdir() if p.is_dir()):
+        out.append(folder)
+        out.extend(sorted(folder.rglob("*.checkpoint")))
     return out
+
+
+def _corpus_inputs() -> list:
+    return [EXAMPLE] + corpus_cases(_corpus_folders_and_snapshots)
 
 
 @pytest.mark.parametrize("path", _corpus_inputs(), ids=lambda p: p.name)
 def test_every_corpus_input(path):
-    if path != EXAMPLE and not CORPORA.is_dir():
-        pytest.skip(f"shared corpus not found at {CORPORA}")
     fast, folded = both(path)
     assert fast == folded

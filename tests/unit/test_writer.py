@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import CORPORA
+from tests.support.corpora import needs_corpora
 from metashell.kraft import catalog
 from metashell.kraft.batch import ATTR_CONTROL, ATTR_TRANSACTIONAL, HEADER, crc32c
 from metashell.kraft.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
@@ -121,10 +122,9 @@ def test_18_6_bootstrap_checkpoint_structure():
     assert [data[p + 17:p + 21].hex() for p in (0, 83, 174)] == ["5fce4ded", "fd1096d8", "419b3cbe"]
 
 
+@needs_corpora
 def test_18_6_matches_the_real_file():
     real = CORPORA / "kafka-3.7-logdir" / "bootstrap.checkpoint"
-    if not real.is_file():
-        pytest.skip(f"shared corpus not found at {CORPORA}")
     assert bootstrap_18_6() == real.read_bytes()
 
 
