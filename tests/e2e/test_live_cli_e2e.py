@@ -20,6 +20,7 @@ from tests.e2e.test_cli_e2e import BIN, env
 from tests.support.corpora import corpus_cases
 from tests.support.paths import CORPORA
 from tests.support.replay import flat, topic, uid
+from tests.support.waiting import wait_until
 
 from metashell import cli
 from metashell.kraft.writer import record
@@ -115,14 +116,12 @@ def test_script_mode_follows_between_lines(quorum, tmp_path):
         proc.stdin.flush()
         assert json.loads(_read_line(proc)) == []
         quorum.append([topic("orders", uid(5))], commit=True)
-        deadline = time.monotonic() + 20
-        while True:
+        def shows_orders():
             proc.stdin.write("ls /topics\n")
             proc.stdin.flush()
-            if json.loads(_read_line(proc)) == ["orders"]:
-                break
-            assert time.monotonic() < deadline, "the new topic never showed"
-            time.sleep(0.1)
+            return json.loads(_read_line(proc)) == ["orders"]
+
+        wait_until(shows_orders, "the new topic to show", timeout=20, interval=0.1)
         proc.stdin.close()
         assert proc.wait(20) == 0
     finally:
@@ -142,7 +141,7 @@ def test_watch_prints_changes_appended_after_catch_up(quorum, tmp_path):
             quorum.append([record("NoOpRecord")], commit=True)          # not a change
             quorum.append([topic(f"t{n}", uid(100 + n))], commit=True)
             n += 1
-            time.sleep(0.1)
+            time.sleep(0.1)              # the behaviour: changes keep coming while it watches
         out, err = proc.communicate(timeout=20)
     finally:
         proc.kill()
@@ -211,7 +210,7 @@ def test_ctrl_c_while_catching_up_exits_130_at_once(tmp_path):
                             env=env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     try:
-        time.sleep(3)                            # started, trying to connect
+        time.sleep(3)                            # the behaviour: SIGINT in the middle of connecting
         proc.send_signal(signal.SIGINT)
         started = time.monotonic()
         out, err = proc.communicate(timeout=10)

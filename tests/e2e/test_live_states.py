@@ -16,8 +16,9 @@ import time
 import pytest
 
 from tests.support.fake_kraft import FakeQuorum, Listener
-from tests.support.fake_kraft_follow import live_config
+from tests.support.fake_kraft_follow import live_config, parked_at_the_log_end
 from tests.support.fake_kraft_security import TlsCertificates
+from tests.support.waiting import wait_until
 from tests.e2e.test_cli_e2e import BIN, env
 from tests.e2e.test_live_cli_e2e import run_cli
 from tests.unit.test_live_observer import a_cluster_log, caught_up, quorums, tid, topic  # noqa: F401 (fixture)
@@ -40,15 +41,8 @@ def fetches(q) -> int:
 
 def wait_for_a_fetch_at_the_log_end(q, timeout: float = 60) -> None:
     """Until an observer has asked for the records after the log's end (it
-    caught up and is long-polling): a fixed sleep is too short on a loaded
-    machine."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if any(r.topics[0].partitions[0].fetch_offset >= q.log.end_offset
-               for n in q.nodes.values() for r in list(n.fetches)):
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"no Fetch at the log end ({q.log.end_offset}) in {timeout} s")
+    caught up and is long-polling)."""
+    wait_until(lambda: parked_at_the_log_end(q), f"a Fetch at the log end ({q.log.end_offset})", timeout)
 
 
 # ------------------------------------------------------------------ -C ids that disagree
@@ -65,7 +59,7 @@ def test_ids_in_c_that_are_not_the_voters_ids_are_reported_and_followed_past(quo
     assert any(f"1@{q.nodes[2].hostport}" in n or f"2@{q.nodes[1].hostport}" in n for n in notices)
     assert f.statuses[-1].endpoint == q.nodes[1].address
     before = fetches(q)
-    time.sleep(1.0)
+    time.sleep(1.0)                  # the behaviour: how many requests a second of following makes
     assert fetches(q) - before < 10, "following must be long polls, not a request storm"
 
 
@@ -93,18 +87,13 @@ def test_an_election_is_shown_as_one_and_leader_id_answers_during_it(quorums):
     session = open_live_session(live_config(q))
     try:
         q.begin_election()
-        deadline = time.monotonic() + 10
-        while session.state() != "election":
-            assert time.monotonic() < deadline, session.status
-            time.sleep(0.02)
+        wait_until(lambda: session.state() == "election", "the session to see the election", 10)
         view = session.quorum_view()
         assert (view["leaderId"], view["leaderEpoch"]) == (-1, 2)
         assert view["state"] == "election"
         assert lookup(session.root, ["metadataQuorum", "live", "leaderId"]).value() == -1
         q.failover(3)
-        while session.state() is not None:
-            assert time.monotonic() < deadline, session.status
-            time.sleep(0.02)
+        wait_until(lambda: session.state() is None, "the session to follow the new leader", 10)
         assert session.status.leader_id == 3
     finally:
         session.close()
@@ -172,7 +161,7 @@ def test_one_shot_watch_that_loses_the_quorum_says_so_and_gives_up_in_time(tmp_p
                                 env=env(tmp_path))
         try:
             wait_for_a_fetch_at_the_log_end(q)      # caught up, watching
-            time.sleep(0.2)
+            time.sleep(0.2)                         # the behaviour: it keeps watching meanwhile
             assert proc.poll() is None
             for node in q.nodes.values():
                 node.stop()
@@ -286,7 +275,7 @@ def test_diff_from_offset_and_time_under_c_follow_the_quorum_again():
     with FakeQuorum(3) as q:
         a_cluster_log(q, topics=1)
         before = q.log.end_offset - 1
-        time.sleep(0.05)
+        time.sleep(0.05)                  # the clock moves on: --from-time falls between two appends
         cut = int(time.time() * 1000)
         time.sleep(0.05)
         q.append([topic("orders", tid(50))], commit=True)
@@ -331,6 +320,8 @@ def test_records_committed_after_they_were_fetched_show_within_a_fraction_of_the
     assert f.wait(caught_up), f.error
     delays = []
     for n in range(5):
+        # the behaviour: records appended into a parked Fetch, committed a
+        # moment later, show within a fraction of the long poll
         time.sleep(0.2)
         last = q.append([topic(f"slow{n}", tid(300 + n))])[1]     # fetched, not committed yet
         time.sleep(0.1)

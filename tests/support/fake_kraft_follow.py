@@ -150,3 +150,10 @@ def rebuild(events) -> ReplayEngine:
 
 def image_json(image) -> str:
     return json.dumps(leaves(build_root(image), TOPS), sort_keys=True, default=str)
+
+
+def parked_at_the_log_end(q) -> bool:
+    """Whether an observer has asked a node of ``q`` for the records after
+    the log's end: it caught up and its Fetch is parked in a long poll."""
+    return any(r.topics[0].partitions[0].fetch_offset >= q.log.end_offset
+               for n in q.nodes.values() for r in list(n.fetches))

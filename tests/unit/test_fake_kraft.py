@@ -627,7 +627,7 @@ def test_sasl_session_expiry_closes_at_the_next_request(make_quorum):
     assert handshake(conn, "PLAIN") == 0
     assert authenticate(conn, b"\0alice\0s3cret").session_lifetime_ms == 200
     assert fetch(conn)[1].error_code == 0
-    time.sleep(0.3)
+    time.sleep(0.3)                  # the behaviour: the 200 ms session lifetime passes
     with pytest.raises((Closed, OSError)):
         fetch(conn)
 

@@ -16,6 +16,7 @@ import trustme
 from metashell.errors import LiveError
 from metashell.live import LiveConfig, Observer, SecurityConfig, StatusEvent, parse_controllers
 from metashell.live import protocol as p
+from tests.support.waiting import wait_until
 
 CONTROLLER_APIS = {18: (0, 4), 1: (0, 17), 59: (0, 1), 55: (0, 2), 17: (0, 1), 36: (0, 2)}
 
@@ -149,10 +150,7 @@ def test_close_from_another_thread_ends_a_long_poll(server):
     result = {}
     thread = threading.Thread(target=lambda: result.update(zip(("events", "error", "s"), run(observer, 40))))
     thread.start()
-    deadline = time.monotonic() + 5
-    while p.FETCH not in s.requests and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert p.FETCH in s.requests
+    wait_until(lambda: p.FETCH in s.requests, "the observer's Fetch")
     t0 = time.monotonic()
     observer.close()
     thread.join(5)
@@ -310,9 +308,8 @@ def test_connects_with_more_than_a_thousand_files_open(server):
         result = {}
         thread = threading.Thread(target=lambda: result.update(error=run(observer, 10)[1]))
         thread.start()
-        deadline = time.monotonic() + 5
-        while p.FETCH not in s.requests and thread.is_alive() and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: p.FETCH in s.requests or not thread.is_alive(),
+                   "the observer's Fetch (or its end)")
         observer.close()
         thread.join(5)
         assert p.FETCH in s.requests, result   # connected, and got as far as fetching

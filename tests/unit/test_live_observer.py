@@ -16,8 +16,9 @@ import time
 import pytest
 
 from tests.support.fake_kraft import PROFILES, FakeQuorum, Fault, noop_records, split_batches
-from tests.support.fake_kraft_follow import (Follow, check_contiguous, image_json, live_config, rebuild,
-                               record_offsets)
+from tests.support.fake_kraft_follow import (Follow, check_contiguous, image_json, live_config,
+                                             parked_at_the_log_end, rebuild, record_offsets)
+from tests.support.waiting import wait_until
 from metashell.errors import CorruptDataError
 from metashell.live import CommittedEvent, LiveError, SnapshotEvent
 from metashell.loader.reader import FileReader
@@ -149,7 +150,7 @@ def test_election_in_progress_then_a_leader(quorums):
     q = a_cluster_log(quorums(3)).start()
     q.begin_election()
     f = quorums.follow(live_config(q))
-    time.sleep(0.5)
+    time.sleep(0.5)                  # the behaviour: half a second of election, and it does not follow
     assert not f.following()
     q.failover(2, hwm=q.log.end_offset + 1)
     assert f.wait(caught_up), f.error
@@ -227,11 +228,8 @@ def test_uncommitted_tail_is_never_yielded_and_its_truncation_is_survived(quorum
     assert f.wait(caught_up), f.error
     q.append([topic("ghost", tid(103))])       # never committed
     q.append([topic("ghost2", tid(104))])
-    deadline = time.monotonic() + 1.5
-    while time.monotonic() < deadline:                          # the observer fetched it
-        if any(r.topics[0].partitions[0].fetch_offset > committed for r in q.nodes[1].fetches):
-            break
-        time.sleep(0.05)
+    wait_until(lambda: any(r.topics[0].partitions[0].fetch_offset > committed for r in q.nodes[1].fetches),
+               "the observer to fetch the uncommitted records")
     assert max(f.offsets()) == committed - 1
     q.failover(2, truncate_to=committed, tail=[[topic("real", tid(105))]])
     q.commit()
@@ -249,7 +247,7 @@ def test_hwm_going_back_after_failover_is_ignored(quorums):
     assert f.wait(caught_up), f.error
     high = f.statuses[-1].high_watermark
     q.failover(2, hwm=2)                      # the new leader knows less for a while
-    time.sleep(1.5)
+    time.sleep(1.5)                           # the behaviour: that while, the shown HWM never goes back
     assert all(a.high_watermark <= b.high_watermark for a, b in zip(f.statuses, f.statuses[1:]))
     assert f.statuses[-1].high_watermark >= high
     q.commit()
@@ -261,7 +259,7 @@ def test_dropped_connection_during_a_long_poll(quorums):
     q = a_cluster_log(quorums(3)).start()
     f = quorums.follow(live_config(q))
     assert f.wait(caught_up), f.error
-    time.sleep(0.2)                            # parked in a long poll now
+    wait_until(lambda: parked_at_the_log_end(q), "a Fetch parked in a long poll")
     q.nodes[1].drop_connections()
     q.append([topic("after-drop", tid(106))], commit=True)
     assert f.wait(lambda f: f.committed_offset == q.log.end_offset, 10), f.error
@@ -308,7 +306,7 @@ def test_parked_fetch_answered_not_leader_moves_to_the_new_leader(quorums, profi
     q = a_cluster_log(quorums(3, profile=profile)).start()
     f = quorums.follow(live_config(q))
     assert f.wait(caught_up), f.error
-    time.sleep(0.2)                            # parked on node 1, which stays up
+    wait_until(lambda: parked_at_the_log_end(q), "a Fetch parked on node 1")   # which stays up
     q.failover(2, hwm=q.committed)
     q.append([topic("on-2", tid(110))], commit=True)
     assert f.wait(lambda f: f.committed_offset == q.log.end_offset, 10), (f.error, f.statuses[-1:])
@@ -327,9 +325,8 @@ def test_failover_mid_snapshot_restarts_the_download(quorums):
     q.nodes[1].faults.append(Fault("delay", api_key=59, seconds=0.0))
     q.nodes[1].faults.append(Fault("delay", api_key=59, seconds=0.8))
     f = quorums.follow(live_config(q, timeout=20))
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and sum(1 for k, _ in q.nodes[1].requests if k == 59) < 2:
-        time.sleep(0.005)
+    wait_until(lambda: sum(1 for k, _ in q.nodes[1].requests if k == 59) >= 2,
+               "the second FetchSnapshot", timeout=15, interval=0.005)
     q.failover(2, hwm=end + 1)
     assert f.wait(lambda f: f.committed_offset == end + 1, 30), (f.error, f.statuses[-1:])
     snaps = f.of(SnapshotEvent)
@@ -388,7 +385,7 @@ def test_random_schedule_with_snapshots_rebuilds_the_committed_image(quorums, pr
             q.nodes[rng.choice(list(q.nodes))].drop_connections()
         else:
             q.commit()
-        time.sleep(rng.uniform(0, 0.1))
+        time.sleep(rng.uniform(0, 0.1))       # the behaviour: faults at random moments of the fetching
     q.commit()
     assert f.wait(lambda f: f.committed_offset == q.log.end_offset, 20), (f.error, f.statuses[-1:])
     check_contiguous(f.events)
@@ -487,7 +484,7 @@ def test_a_parked_fetch_gives_way_to_close(quorums):
     q = a_cluster_log(quorums(1)).start()
     f = quorums.follow(live_config(q, max_wait_ms=5000, request_timeout=10))
     assert f.wait(caught_up), f.error
-    time.sleep(0.3)
+    wait_until(lambda: parked_at_the_log_end(q), "a Fetch parked in a long poll")
     assert f.close() < 2
 
 

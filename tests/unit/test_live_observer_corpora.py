@@ -83,7 +83,7 @@ def test_failovers_while_catching_up_on_a_real_log(name):
             old = q.leader_id
             q.failover(rng.choice([i for i in q.nodes if i != old]), hwm=-1)
             q.nodes[old].drop_connections()
-            time.sleep(rng.uniform(0, 0.2))
+            time.sleep(rng.uniform(0, 0.2))   # the behaviour: the commit comes at a random moment
             q.commit()
         assert f.wait(lambda f: f.committed_offset == q.log.end_offset, 60), (f.error, f.statuses[-1:])
         check_contiguous(f.events)

@@ -168,7 +168,7 @@ def test_sasl_session_expiry_is_survived(run):
                sasl("SASL_PLAINTEXT", "SCRAM-SHA-256"))
     followed(q, f)
     for n in range(4):
-        time.sleep(0.4)
+        time.sleep(0.4)              # the behaviour: the 300 ms SASL session expires each time
         q.append([record("TopicRecord", name=f"late{n}", topicId=f"AAAAAAAAAAAAAAAAAAAAB{'AQgw'[n]}")],
                  commit=True)
     assert f.wait(lambda f: f.committed_offset == q.log.end_offset, 15), (f.error, f.statuses[-1:])

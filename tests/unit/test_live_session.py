@@ -12,6 +12,7 @@ from tests.support.live_session import (CONFIG, ScriptedObserver, committed_even
                                        status)
 from tests.support.replay import (TS0, Log, broker, cat, leaves, ls, partition, topic, uid,
                                  write_snapshot)
+from tests.support.waiting import wait_until
 
 from metashell.errors import MetashellError
 from metashell.session.live import LiveSession, open_live_session
@@ -31,13 +32,6 @@ def file_leaves(root) -> dict:
     """Every file but /local and the live quorum fields."""
     return {path: value for path, value in leaves(root, [t for t in root.children() if t != "local"]).items()
             if not path.startswith("/metadataQuorum/live/")}
-
-
-def wait_for(predicate, timeout=5.0):
-    end = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < end, "timed out"
-        time.sleep(0.01)
 
 
 def test_catch_up_gives_the_tree_a_file_load_gives(tmp_path):
@@ -96,7 +90,9 @@ def test_a_new_snapshot_is_swapped_in_whole_while_no_command_runs():
         root = session.root
         with session.consistent():            # a command is running
             gate.set()
-            time.sleep(0.3)                    # the follower builds the new image meanwhile
+            # the behaviour: the follower builds the new image meanwhile, and
+            # the command's tree stays the one it started on
+            time.sleep(0.3)
             assert ls(root, "/topics") == ["a"] and ls(root, "/brokers") == ["1"]
         observer.done.wait(5)
         with session.consistent():
@@ -116,7 +112,7 @@ def test_a_transaction_shows_whole_or_not_at_all():
         committed_event(7, [partition(uid(4), 0)], [record("EndTransactionRecord")])])
     try:
         gates[0].set()
-        wait_for(lambda: session.engine.image.last_offset == 6)
+        wait_until(lambda: session.engine.image.last_offset == 6, "offset 6 applied")
         assert ls(session.root, "/topics") == ["a"]         # begun, not ended
         gates[1].set()
         observer.done.wait(5)
@@ -178,7 +174,7 @@ def test_a_corrupt_batch_after_catch_up_stops_following_with_its_diagnostic():
     session, observer = open_live([snapshot_event(5, SNAP), status("following", 5, 5), gate,
                                    type(bad)(bytes(data), 5, 5, bad.source)])
     gate.set()
-    wait_for(lambda: session.stopped)
+    wait_until(lambda: session.stopped, "the session to stop")
     assert session.state() == "stopped"
     assert "controller 1@127.0.0.1:9093 (byte 0, offset 5)" in str(session.error)
     assert ls(session.root, "/topics") == ["a"]                # the last good image stays
@@ -192,7 +188,7 @@ def test_prompt_states():
     try:
         assert session.state() is None
         gate.set()
-        wait_for(lambda: session.state() == "quorum lost")
+        wait_until(lambda: session.state() == "quorum lost", "the quorum lost state")
     finally:
         session.close()
     unstarted = LiveSession(CONFIG, ScriptedObserver([]))
@@ -292,7 +288,7 @@ def test_the_live_leader_once_the_quorum_is_lost_says_so():
                             status("lost", 5, 5, "connection refused")])
     try:
         gate.set()
-        wait_for(lambda: session.state() == "quorum lost")
+        wait_until(lambda: session.state() == "quorum lost", "the quorum lost state")
         assert cat(session.root, "/metadataQuorum/live/leaderId") == -1
         out = io.StringIO()
         ctx = Context.for_session(session, out=out, err=io.StringIO())

@@ -9,11 +9,11 @@ import contextlib
 import io
 import json
 import threading
-import time
 
 from tests.support.fake_kraft import FakeQuorum
 from tests.support.live_session import CONFIG, ScriptedObserver, committed_event, snapshot_event, status
 from tests.support.replay import broker, partition, topic, uid
+from tests.support.waiting import wait_until
 
 from metashell import cli
 from metashell.session import live as live_session
@@ -56,10 +56,7 @@ def test_the_log_fetched_so_far_in_log_order():
         assert got[3]["data"]["leader"] == 2 and got[3]["epoch"] == 1
         # what comes after is in the next run's answer
         gate.set()
-        end = time.monotonic() + 5
-        while session.image.last_offset < 9:
-            assert time.monotonic() < end
-            time.sleep(0.01)
+        wait_until(lambda: session.image.last_offset >= 9, "the session to apply offset 9")
         got = lines(run(session)[1])
         assert [(r["offset"], r["data"].get("name")) for r in got][-1] == (9, "late")
     finally:

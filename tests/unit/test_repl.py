@@ -51,7 +51,7 @@ def run_repl_slowly(ctx, chunks, history=None):
         thread.start()
         for chunk in chunks:
             pipe.send_text(chunk)
-            time.sleep(0.15)
+            time.sleep(0.15)     # the behaviour: keys typed at a person's pace, not all at once
         thread.join(10)
     assert not thread.is_alive(), "the REPL did not stop"
     return result[0], ctx.out.getvalue(), ctx.err.getvalue()
