@@ -7,7 +7,7 @@ was formatted.
     python examples/make_example_cluster.py --out DIR  # write somewhere else
 
 Everything is deterministic: fixed timestamps, UUIDs derived from names, no
-randomness, so two runs give the same bytes (``tests/test_examples.py``
+randomness, so two runs give the same bytes (``tests/e2e/test_examples.py``
 checks the committed files against a fresh run).
 
 How it works: a small Python model of the cluster (``Cluster``) is changed by

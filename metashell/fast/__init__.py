@@ -3,7 +3,7 @@
 Each module declares, in ``VERSIONS``, the versions of each record type it
 reads (:class:`Decided`); the reader and the shortcut take no other version
 (one comparison per shape), so a record of any other version takes the
-general path, decoded by its schema. ``tests/test_fast_versions.py`` fails
+general path, decoded by its schema. ``tests/unit/test_fast_versions.py`` fails
 when the catalog has a version of such a record that a shortcut has not
 decided on. ``METASHELL_FAST_PATH=0`` in the environment turns every
 shortcut off (:func:`enabled`): every source is then read through the

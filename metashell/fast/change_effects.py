@@ -28,7 +28,7 @@ its ISR and the last to set its leader set (``dict``, in C).
 
 What a change does is defined once, by ``replay/partition_generated.merge_change``; an
 effect read here is checked against it on every catalog version
-(tests/test_partition_change_definition.py).
+(tests/unit/test_partition_change_definition.py).
 
 The pattern reads a record correctly only where its tagged fields are laid
 out as it expects; :func:`skeleton` and :func:`agrees` let the reader

@@ -10,7 +10,7 @@ the same place in every record, so two ``struct`` calls read them all: one
 the integers, one the directories' raw UUIDs. Such a record decodes
 exactly as the plain decoder reads it, and a partition whose only record
 it is folds to exactly those fields, its tagged fields at their defaults
-(``tests/test_fold_topic.py`` compares what they show with the fold).
+(``tests/unit/test_fold_topic.py`` compares what they show with the fold).
 """
 
 from __future__ import annotations

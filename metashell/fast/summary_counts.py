@@ -133,7 +133,7 @@ def change_counts(buf, p: int, end: int, isr: int, leader: int) -> "tuple[int, i
     well formed (then it merges exactly so: a change of replicas or
     directories, or an ELR, is folded). Checked against
     ``replay/partition_generated.merge_change`` on every catalog version
-    (tests/test_partition_change_definition.py)."""
+    (tests/unit/test_partition_change_definition.py)."""
     if buf[p] != 1 or buf[p + 1] != 5 or buf[p + 2] > _CHANGE_LAST:
         return None
     p += 23                                  # frame header, partitionId, topicId

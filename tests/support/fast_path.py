@@ -16,7 +16,7 @@ since ``diff`` loads again). Both must print the same, byte for byte, for:
 * the problems reported, after all of the above.
 
 A test gives it a path (a file or a log dir) and open options
-(``until_offset`` ...); see ``tests/test_fast_path_off.py`` for the corpus
+(``until_offset`` ...); see ``tests/unit/test_fast_path_off.py`` for the corpus
 inputs and the bench's shapes.
 """
 

@@ -1,6 +1,6 @@
 """``METASHELL_FAST_PATH=0`` opens every source through the general path
 only, and on every input the tests have, the fast path prints the same:
-trees, ``summary``, ``changes``, ``diff`` (``fast_path_support``). The
+trees, ``summary``, ``changes``, ``diff`` (``tests.support.fast_path``). The
 inputs: every corpus file and log dir (``../shared/corpora``), the example
 cluster, and each of the bench's shapes (``bench/shapes.py``) generated
 small."""

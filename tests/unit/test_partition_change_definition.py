@@ -93,4 +93,4 @@ def test_every_version_is_checked():
 
 
 # That every field of either record is in the partition model (its state, its JSON,
-# merge_change, describe, the Spark columns): tests/test_partition_model.py.
+# merge_change, describe, the Spark columns): tests/unit/test_partition_model.py.

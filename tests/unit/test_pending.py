@@ -214,7 +214,7 @@ def test_a_limit_anywhere(tmp_path):
 
 
 def test_the_session_files_them_for_counts_not_for_summary(tmp_path):
-    """``summary`` reads what they do from their bytes (tests/test_change_effects.py)."""
+    """``summary`` reads what they do from their bytes (tests/unit/test_change_effects.py)."""
     path = controller_log(tmp_path)
     s = open_session(path)
     assert s.engine._changes.batches
