@@ -5,27 +5,18 @@ pseudo-terminal (pexpect)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-from pathlib import Path
 
 import pytest
-from tests.support.paths import CORPORA, EXAMPLE, REPO
-from tests.support.corpora import needs_corpora
 
-BIN = REPO / "bin" / "kafka-metadata-shell"
+from tests.support.cli import BIN, env
+from tests.support.corpora import needs_corpora
+from tests.support.paths import CORPORA, EXAMPLE
+
 LOGDIR = CORPORA / "kafka-3.7-logdir"
 SNAPSHOT = CORPORA / "kafka-3.8-three-controllers-snapshot" / \
     "00000000000000007268-0000000001.checkpoint"
 
-
-
-def env(tmp_path, **extra):
-    e = dict(os.environ)
-    e.update({"METASHELL_HISTORY_FILE": str(tmp_path / "history"), "NO_COLOR": "1",
-              "PROMPT_TOOLKIT_NO_CPR": "1", "TERM": "xterm"})
-    e.update(extra)
-    return e
 
 
 def shell(*args, tmp_path, **kwargs):

@@ -5,8 +5,6 @@ listening."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import selectors
 import signal
@@ -16,26 +14,18 @@ import time
 
 import pytest
 from tests.support.fake_kraft import FakeQuorum
-from tests.e2e.test_cli_e2e import BIN, env
+from tests.support.cli import BIN, env, run_cli
 from tests.support.corpora import corpus_cases
 from tests.support.paths import CORPORA
 from tests.support.replay import flat, topic, uid
 from tests.support.waiting import wait_until
 
-from metashell import cli
 from metashell.kraft.writer import record
 
 LOG_DIRS = corpus_cases(lambda: sorted(p.name for p in CORPORA.iterdir() if p.is_dir()))
 # only a bootstrap.checkpoint: -s loads it as a snapshot (offset -1, epoch 0); a
 # controller writes its records as the first batches of the log, as the fake serves them
 BOOTSTRAP_ONLY = {"kafka-3.3-bootstrap", "kafka-4.1-bootstrap-scram", "kafka-4.2-bootstrap"}
-
-
-def run_cli(args) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = cli.main(args, standalone_mode=False)
-    return status, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

@@ -19,8 +19,7 @@ from tests.support.fake_kraft import FakeQuorum, Listener
 from tests.support.fake_kraft_follow import live_config, parked_at_the_log_end
 from tests.support.fake_kraft_security import TlsCertificates
 from tests.support.waiting import wait_until
-from tests.e2e.test_cli_e2e import BIN, env
-from tests.e2e.test_live_cli_e2e import run_cli
+from tests.support.cli import BIN, env, run_cli
 from tests.unit.test_live_observer import a_cluster_log, caught_up, quorums, tid, topic  # noqa: F401 (fixture)
 
 from metashell import cli

@@ -18,7 +18,7 @@ from metashell.fast.store import RecordStore
 from metashell.session.files import open_session
 from metashell.fs.root import build_root
 from tests.support.replay import TS0, Log, change, leaves, partition, topic, uid, write_snapshot
-from tests.e2e.test_live_cli_e2e import run_cli
+from tests.support.cli import run_cli
 from tests.unit.test_store import replay
 
 TOPICS = 24   # more than the reader's TOPIC_RUN_AFTER: its TopicRun is made on the way
