@@ -7,6 +7,7 @@ from metashell.commands.base import (FAILED, NOT_FOUND, OK, USAGE, Command, Usag
 from metashell.commands.context import WARNING_PREFIX
 from metashell.commands.log_format import BatchFormat, RecordFormat
 from metashell.commands.log_filter import EntityFilter, TypeFilter, type_names
+from metashell.fast.reading import shortcuts
 from metashell.loader.log_walk import LogWalk, LogWindow, extent, log_files
 from metashell.gcpause import no_cyclic_gc
 from metashell.render import parse_time
@@ -234,7 +235,7 @@ def _print_records(ctx, files, window: LogWindow, keep, whole: bool = False) -> 
     status, shown = OK, 0
     with no_cyclic_gc():   # records are dropped a batch at a time: no cycles to find
         for path in files:
-            walk = LogWalk(path, window)
+            walk = LogWalk(path, window, shortcuts=shortcuts)
             if len(files) > 1 and not ctx.json:
                 write(f"# {walk.path}\n")
             for batch in walk:

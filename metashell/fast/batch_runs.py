@@ -6,7 +6,7 @@ PartitionChangeRecord, a heartbeat a batch of one NoOpRecord. Read one by
 one, each such batch costs a header object, a batch object and a trip
 through the reader's, the loader's and the engine's loops: more than its
 records. So the reader reads consecutive batches of these three shapes in
-one loop (:meth:`~..reader.FileReader._batch_run`), each header by one
+one loop (:meth:`~.reading.FastReading._batch_run`), each header by one
 ``struct`` call (:data:`HEADER`), each CRC checked by one C call, each
 batch recognised by its bytes:
 

@@ -14,7 +14,7 @@ its records section is that many such records end to end. The
 reader then hands the engine the batch as a :class:`ChangeBatch`, whose
 entries (what the per-record path would have made of it) are read when the
 changes are filed, and whose effects on the partitions' counts one more
-match reads for ``summary`` (:mod:`.change_effects`). A batch with any
+match reads for ``summary`` (:data:`.partition_change.EFFECT`). A batch with any
 other record, or any record framed otherwise, is read record by record as
 before, and teaches its shapes.
 """
@@ -25,14 +25,14 @@ import re
 from typing import Callable
 
 from ..kraft.batch import HEADER_SIZE
-from .change_effects import EFFECT, agrees, skeleton
 from ..kraft.records import DECODE_ERRORS, PARTITION_KEY
 from .deferred import partition
-from .change_effects import VERSIONS as EFFECT_VERSIONS
+from .partition_change import EFFECT, agrees, skeleton
+from .partition_change import VERSIONS as CHANGE_VERSIONS
 from .partition_runs import framing_widths, varint_pattern
 
-# a batch is left unread only when EFFECT (change_effects) reads each of its records
-VERSIONS = EFFECT_VERSIONS
+# a batch is left unread only when EFFECT (partition_change) reads each of its records
+VERSIONS = CHANGE_VERSIONS
 
 MAX_SHAPES = 64   # alternatives are tried in turn: a few dozen shapes cover a controller's changes
 MAX_COMPILED = 256   # batch patterns compiled per reader, one per record count, before one pattern
@@ -62,8 +62,8 @@ class ChangeShapes:
         """Learn the shape of the change record at ``buf[at:rend]`` (value at
         ``vstart``), which the per-record path deferred: a null key, no
         headers, a frame header of one byte each. Its tagged fields are
-        pinned too (:func:`.change_effects.skeleton`), and the shape is
-        learned only if :data:`.change_effects.EFFECT` reads the record as
+        pinned too (:func:`.partition_change.skeleton`), and the shape is
+        learned only if :data:`.partition_change.EFFECT` reads the record as
         ``decoder`` (its plain decoder) does: a batch of learned shapes is
         then read right by ``EFFECT`` as well (``summary``)."""
         if len(self.keys) >= MAX_SHAPES:
@@ -175,7 +175,7 @@ class ChangeBatch:
         return found if len(found) == h.count else self.read(h, self.ref_base)   # changed: as read
 
     def effects(self) -> "list | None":
-        """Each record's effect (:mod:`.change_effects`), in one call; None
+        """Each record's effect (:data:`.partition_change.EFFECT`), in one call; None
         if the bytes are no longer as they were read."""
         h = self.header
         found = EFFECT.findall(self.buf, h.position + HEADER_SIZE, h.end)

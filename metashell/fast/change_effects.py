@@ -1,144 +1,17 @@
-"""What a log's partition changes do to the counts ``summary`` needs, read
-straight from their bytes.
-
-``summary`` needs of each partition only how many replicas and in-sync
-replicas it has and whether it has a leader. A PartitionChangeRecord's value
-is (kraft-format.md, PartitionChangeRecord v0-v2)::
-
-    frame, apiKey, version          3 bytes (1, 5, 0-2)
-    partitionId, topicId            4 + 16
-    tagged fields                   a uvarint count, then per field (in tag order)
-                                    a uvarint tag, a uvarint size and the field:
-      0 Isr                         compact array of int32 (null: unchanged)
-      1 Leader                      int32 (-2: unchanged, -1: no leader)
-      2 Replicas                    compact array of int32 (null: unchanged)
-      3 RemovingReplicas, 4 AddingReplicas, 6 EligibleLeaderReplicas,
-      7 LastKnownElr                compact arrays of int32
-      5 LeaderRecoveryState         int8
-      8 Directories (v1+)           compact array of uuid
-
-:data:`EFFECT` is one regular expression over a whole record (its framing
-too) whose groups are an *effect*: the partition's key (partitionId and
-topicId as written), its topicId, the ISR's count + 1 (a byte), the
-leader's first byte (its sign), and the replicas' and directories' counts +
-1. A group is empty (b"") where the record leaves the field as it was.
-``findall`` over a batch's records gives every effect in one call;
-:class:`ChangeEffects` keeps, per partition, what the last change to set
-its ISR and the last to set its leader set (``dict``, in C).
-
-What a change does is defined once, by ``replay/partition_generated.merge_change``; an
-effect read here is checked against it on every catalog version
-(tests/unit/test_partition_change_definition.py).
-
-The pattern reads a record correctly only where its tagged fields are laid
-out as it expects; :func:`skeleton` and :func:`agrees` let the reader
-(:mod:`.change_batches`) leave a batch unread only when each record has a
-layout checked against the plain decoder, so that the pattern reads every
-record of such a batch, and nothing else, exactly.
+"""What a log's pending partition changes do to the counts ``summary``
+needs, reduced from their effects (:data:`.partition_change.EFFECT`, which
+reads them from their bytes): ``summary`` needs of each partition only how
+many replicas and in-sync replicas it has and whether it has a leader.
+:class:`ChangeEffects` keeps, per partition, what the last change to set its
+ISR and the last to set its leader set (``dict``, in C).
 """
 
 from __future__ import annotations
 
-import re
 from itertools import filterfalse
 from operator import itemgetter
 
-from . import Decided
-from .partition_runs import POSSESSIVE
-
-# the layouts above: PartitionChangeRecord v0-v2 (EFFECT matches no other version byte)
-VERSIONS = {"PartitionChangeRecord": Decided(reads=range(0, 3))}
-_VERSION_BYTES = re.escape(bytes(VERSIONS["PartitionChangeRecord"].reads))
-
-# the fields of an effect
-KEY, RAW, ISR, LEADER, REPLICAS, DIRECTORIES = range(6)
-
-_MAX_INTS = 31    # the largest array with a one-byte size: 1 + 4 * 31 = 125
-_MAX_UUIDS = 7    # 1 + 16 * 7 = 113
-# the pattern reads one way only: possessive repetitions (Python 3.11+) save the
-# engine from keeping ways back; with the usual end of a change tried first (no
-# fields after the leader): -40% time per match, -8% `summary` on the log dir
-_ONCE = POSSESSIVE
-_VARINT = rb"[\x80-\xff]{0,4}" + _ONCE + rb"[\x00-\x7f]"
-
-
-def _array(width: int, most: int, group: bool) -> bytes:
-    """A field's size and a compact array of ``width``-byte items; with
-    ``group``, its count + 1 byte captured (null, 0, is not: it changes
-    nothing). A one-byte group is one of the interpreter's shared bytes
-    objects: nothing is made per record (-12% time per change)."""
-    sized = b"|".join([rb"\x01\x01"] + [re.escape(bytes((1 + width * n, n + 1))) + rb".{%d}" % (width * n)
-                                        for n in range(1, most + 1)])
-    return rb"(?:\x01\x00|" + (rb"(?=.(.))" if group else b"") + rb"(?:" + sized + rb"))"
-
-
-#: a PartitionChangeRecord, framing and value; groups: see the module's docstring
-EFFECT = re.compile(
-    _VARINT + rb"." + _VARINT + _VARINT         # length, attributes, timestamp and offset deltas
-    + rb"\x01" + _VARINT                        # null key, value length
-    + rb"\x01\x05[" + _VERSION_BYTES + rb"]"     # frame version, apiKey, version (VERSIONS)
-    + rb"(.{4}(.{16}))"                         # partitionId, topicId
-    + rb"(?:\x00\x00|[\x01-\x09]"               # no tagged fields, no headers; or their count
-    + rb"(?:\x00" + _array(4, _MAX_INTS, True) + rb")?" + _ONCE        # 0 Isr
-    + rb"(?:\x01\x04(?:\xff\xff\xff\xfe|(.).{3}))?" + _ONCE    # 1 Leader (-2: unchanged): its sign byte
-    + rb"(?:\x00|"                              # no headers, and no more fields, or:
-    + rb"(?:\x02" + _array(4, _MAX_INTS, True) + rb")?" + _ONCE        # 2 Replicas
-    + rb"(?:\x03" + _array(4, _MAX_INTS, False) + rb")?" + _ONCE       # 3 RemovingReplicas
-    + rb"(?:\x04" + _array(4, _MAX_INTS, False) + rb")?" + _ONCE       # 4 AddingReplicas
-    + rb"(?:\x05\x01.)?" + _ONCE                              # 5 LeaderRecoveryState
-    + rb"(?:\x06" + _array(4, _MAX_INTS, False) + rb")?" + _ONCE       # 6 EligibleLeaderReplicas
-    + rb"(?:\x07" + _array(4, _MAX_INTS, False) + rb")?" + _ONCE       # 7 LastKnownElr
-    + rb"(?:\x08" + _array(16, _MAX_UUIDS, True) + rb")?" + _ONCE      # 8 Directories
-    + rb"\x00))",                               # no headers
-    re.DOTALL)
-
-_ARRAYS = frozenset((0, 2, 3, 4, 6, 7, 8))   # tags whose field is a compact array
-
-
-def skeleton(buf, p: int, end: int) -> "bytes | None":
-    """A pattern for the tagged fields at ``buf[p:end]`` (a change's value
-    after its topicId) that pins every byte the layout hangs on (the count,
-    each field's tag and size, an array's count) and nothing else; None if
-    they are not laid out as :data:`EFFECT` reads them."""
-    n = buf[p]
-    if n > 9:
-        return None
-    out = [re.escape(bytes((n,)))]
-    p += 1
-    last = -1
-    for _ in range(n):
-        if p + 2 > end:
-            return None
-        tag, size = buf[p], buf[p + 1]
-        if not last < tag <= 8 or size >= 0x80 or p + 2 + size > end:
-            return None
-        last = tag
-        pinned = 3 if tag in _ARRAYS else 2   # an array's count byte too
-        if size + 2 < pinned:
-            return None
-        out.append(re.escape(bytes(buf[p:p + pinned])) + rb".{%d}" % (size + 2 - pinned))
-        p += 2 + size
-    return b"".join(out) if p == end else None
-
-
-def of_fields(pid: int, raw: bytes, d: dict) -> "tuple | None":
-    """The effect of a change decoded to ``d`` (partitionId ``pid`` of the
-    topic whose raw id is ``raw``), as :data:`EFFECT` reads it from bytes;
-    None if an array is too long for its one count byte."""
-    arrays = [d["isr"], d["replicas"], d.get("directories")]
-    if any(a is not None and len(a) >= 0xFF for a in arrays):
-        return None
-    isr, replicas, directories = (b"" if a is None else bytes((len(a) + 1,)) for a in arrays)
-    leader = d["leader"]
-    return (pid.to_bytes(4, "big", signed=True) + raw, raw, isr,
-            b"" if leader == -2 else leader.to_bytes(4, "big", signed=True)[:1], replicas, directories)
-
-
-def agrees(groups: tuple, d: dict) -> bool:
-    """Whether an effect read by :data:`EFFECT` says what the plain
-    decoder's fields ``d`` say."""
-    return of_fields(int.from_bytes(groups[KEY][:4], "big", signed=True), groups[RAW], d) == groups
-
+from .partition_change import DIRECTORIES, ISR, KEY, LEADER, RAW, REPLICAS
 
 _KEY, _RAW, _ISR, _LEADER = itemgetter(KEY), itemgetter(RAW), itemgetter(ISR), itemgetter(LEADER)
 _REPLICAS, _DIRECTORIES, _SECOND = itemgetter(REPLICAS), itemgetter(DIRECTORIES), itemgetter(1)

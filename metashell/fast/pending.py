@@ -30,7 +30,8 @@ from typing import Callable
 
 from ..kraft.batch import HEADER_SIZE
 from .change_batches import ChangeBatch
-from .change_effects import ChangeEffects, of_fields
+from .change_effects import ChangeEffects
+from .partition_change import of_fields
 from . import deferred
 from .deferred import PARTITION_ID, RAW_TOPIC_ID, REF
 

@@ -30,7 +30,9 @@ from ..kraft.framing import frame
 from .deferred import run_fields
 from .kept_runs import acls_decode, config_fields, config_values, record_starts
 from .run_values import run_values
-from .summary_counts import change_counts, run_counts
+from .partition_change import change_counts
+from .summary_counts import run_counts
+from .reading import shortcuts
 from ..loader.reader import REF_BATCH_BITS, REF_POSITION_BITS, FileReader
 from ..kraft.records import DECODE_ERRORS, METADATA, RESOLVED, Record, fill_metadata
 
@@ -58,7 +60,7 @@ class RecordStore:
 
     def open(self, path, **options) -> FileReader:
         """A reader of ``path`` whose partition records are deferred to this store."""
-        reader = FileReader(path, defer=len(self._readers), **options)
+        reader = FileReader(path, defer=len(self._readers), shortcuts=shortcuts, **options)
         self._readers.append(reader)
         return reader
 
@@ -213,7 +215,7 @@ class RecordStore:
     def change_counts(self, refs, isr: int, leader: int) -> "tuple[int, int] | None":
         """``(isr, leader)`` after the PartitionChangeRecords ``refs`` (ints)
         applied in turn to a partition with ``isr`` in-sync replicas and
-        ``leader``, read from their bytes (:func:`~.fast.summary_counts.change_counts`);
+        ``leader``, read from their bytes (:func:`~.partition_change.change_counts`);
         None if they must be folded."""
         for ref in refs:
             if type(ref) is not int:

@@ -28,13 +28,9 @@ import struct
 
 from . import Decided
 
-# the layouts above (run_counts), and PartitionChangeRecord's of change_effects (change_counts)
-VERSIONS = {
-    "PartitionRecord": Decided(reads=range(0, 3)),
-    "PartitionChangeRecord": Decided(reads=range(0, 3)),
-}
+# the layouts above (a PartitionChangeRecord's are read by .partition_change)
+VERSIONS = {"PartitionRecord": Decided(reads=range(0, 3))}
 _RECORD_LAST = VERSIONS["PartitionRecord"].last
-_CHANGE_LAST = VERSIONS["PartitionChangeRecord"].last
 
 def run_counts(buf, pos: int, shape, n: int) -> "tuple[int, int, tuple] | None":
     """``(replicas, isr, leaders)`` of the ``n`` PartitionRecords of the run
@@ -122,49 +118,3 @@ def _row(positions: list, code: str, pos: int, size: int) -> str:
         cursor = p + struct.calcsize(code)
     row.append(f"{pos + size - cursor}x")
     return "".join(row)
-
-
-def change_counts(buf, p: int, end: int, isr: int, leader: int) -> "tuple[int, int] | None":
-    """``(isr, leader)`` of a partition with ``isr`` in-sync replicas and
-    ``leader`` after the PartitionChangeRecord whose value is ``buf[p:end]``
-    (kraft-format.md: frame, apiKey, version, partitionId, topicId, then
-    only tagged fields), or None unless it changes nothing but these, the
-    recovery state and the replicas being added or removed, each field
-    well formed (then it merges exactly so: a change of replicas or
-    directories, or an ELR, is folded). Checked against
-    ``replay/partition_generated.merge_change`` on every catalog version
-    (tests/unit/test_partition_change_definition.py)."""
-    if buf[p] != 1 or buf[p + 1] != 5 or buf[p + 2] > _CHANGE_LAST:
-        return None
-    p += 23                                  # frame header, partitionId, topicId
-    n = buf[p]                               # tagged fields: a uvarint count
-    if n >= 0x80:
-        return None
-    p += 1
-    last = -1
-    for _ in range(n):
-        tag, size = buf[p], buf[p + 1]
-        p += 2
-        q = p + size
-        if tag <= last or size >= 0x80 or q > end:
-            return None
-        last = tag
-        if tag == 1:                         # Leader, int32: -2 leaves it
-            if size != 4:
-                return None
-            value = int.from_bytes(buf[p:q], "big", signed=True)
-            if value != -2:
-                leader = value
-        elif tag == 5:                       # LeaderRecoveryState, int8
-            if size != 1:
-                return None
-        elif tag in (0, 3, 4):               # Isr, RemovingReplicas, AddingReplicas: []int32
-            c = buf[p]
-            if c >= 0x80 or size != (1 + 4 * (c - 1) if c else 1):
-                return None
-            if tag == 0 and c:               # null: unchanged
-                isr = c - 1
-        else:
-            return None
-        p = q
-    return (isr, leader) if p == end else None

@@ -35,7 +35,6 @@ from ..kraft.batch import (ATTR_CODEC, ATTR_CONTROL, CRC_START, HEADER_SIZE, Bat
                            BatchScanner, crc32c)
 from ..kraft.primitives import ZIGZAG1, ZIGZAG2
 from ..kraft.records import DECODE_ERRORS, METADATA, RESOLVED
-from .. import fast
 from .inputs import LoadPlan
 from .reader import FileReader
 
@@ -200,18 +199,22 @@ class LogWalk:
     iteration, ``notes`` says how the data ended when that is worth a word
     (a torn last batch, zero padding)."""
 
-    def __init__(self, path, window: LogWindow = _EVERYTHING, *, records: bool = True):
-        """``path``: a file, or :class:`Fetched` batches of a live quorum."""
+    def __init__(self, path, window: LogWindow = _EVERYTHING, *, records: bool = True,
+                 shortcuts=None):
+        """``path``: a file, or :class:`Fetched` batches of a live quorum;
+        ``shortcuts``: the reader's (``FileReader``'s option), and with them
+        a plain batch is read by :func:`quick_records`; without them (under
+        ``METASHELL_FAST_PATH=0``) every batch goes through the reader."""
         if isinstance(path, Fetched):
-            self.reader = FileReader(path.name, skip_damage=True, buf=path.data)
+            self.reader = FileReader(path.name, skip_damage=True, buf=path.data, shortcuts=shortcuts)
             self.path = path.name
         else:
-            self.reader = FileReader(path, skip_damage=True)
+            self.reader = FileReader(path, skip_damage=True, shortcuts=shortcuts)
             self.path = self.reader.path
         self.window = window
         self.read_records = records
         self.everything = window.everything
-        self.quick = fast.enabled()   # METASHELL_FAST_PATH=0: every batch through the reader
+        self.quick = self.reader.shortcuts is not None
         self.notes: list[str] = []
 
     def __iter__(self) -> Iterator[LogBatch]:

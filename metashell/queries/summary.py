@@ -3,7 +3,7 @@
 Counting under-replicated and offline partitions looks at every partition:
 a snapshot's runs of PartitionRecords are counted from their bytes
 (fast/summary_counts.py), a log's pending changes are read from
-theirs (fast/change_effects.py) and added, and only what neither can
+theirs (fast/partition_change.py, fast/change_effects.py) and added, and only what neither can
 read is folded (see :func:`partition_health`).
 """
 

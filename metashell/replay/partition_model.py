@@ -24,8 +24,8 @@ change replaces. The rules:
 
 :func:`merge_change` is the one definition of what a change does (Kafka's
 ``PartitionRegistration.merge``): the shortcuts that read a change's effect
-from its bytes (``fast/change_effects.EFFECT``,
-``fast/summary_counts.change_counts``) are checked against it on
+from its bytes (``fast/partition_change.EFFECT``,
+``fast/partition_change.change_counts``) are checked against it on
 every catalog version (``tests/test_partition_change_definition.py``).
 
 :data:`SPECIAL` lists the exceptions: the fields Kafka's

@@ -24,6 +24,7 @@ from ..fs.tree import REDACTED
 from ..kraft import enums
 from ..loader import inputs
 from ..kraft.batch import BatchScanner
+from ..fast.reading import shortcuts
 from ..loader.reader import FileReader
 from ..replay.folding import partition_from_record
 from ..replay.partition_model import merge_change
@@ -69,11 +70,11 @@ def slices(path: str, limit: int = SLICE_BYTES) -> list[tuple[int, int | None]]:
 def _batches(path: str, start: int = 0, end: int | None = None):
     """``(byte position of the slice in the file, reader of its batches)``."""
     if start == 0 and end is None:
-        return 0, FileReader(path, skip_damage=True)
+        return 0, FileReader(path, skip_damage=True, shortcuts=shortcuts)
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(-1 if end is None else end - start)
-    return start, FileReader(path, skip_damage=True, buf=data)
+    return start, FileReader(path, skip_damage=True, buf=data, shortcuts=shortcuts)
 
 
 def _keep(header, until_time) -> bool:
@@ -163,7 +164,7 @@ def rows_partition_changes(files: list[str], *, until_offset=None, until_time=No
     states: dict[str, dict] = {}   # topic id -> partition id -> PartitionState
     for path in files:
         name = Path(path).name
-        for batch in FileReader(path, skip_damage=True):
+        for batch in FileReader(path, skip_damage=True, shortcuts=shortcuts):
             h = batch.header
             if h.is_control or not _keep(h, until_time):
                 continue

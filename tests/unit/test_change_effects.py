@@ -1,5 +1,5 @@
 """``summary`` reads what a log's pending partition changes do from their
-bytes (fast/change_effects.py) instead of filing them: the one pattern
+bytes (fast/partition_change.py, fast/change_effects.py) instead of filing them: the one pattern
 reads a change as its plain decoder does, the reader leaves a batch unread
 only when that pattern reads it right, and the summary (counts, problems)
 is the one of filing every change and folding every partition, whatever
@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metashell.fast.change_batches import ChangeBatch, ChangeShapes
-from metashell.fast.change_effects import EFFECT, ChangeEffects, agrees, of_fields, skeleton
+from metashell.fast.change_effects import ChangeEffects
+from metashell.fast.partition_change import EFFECT, agrees, of_fields, skeleton
 from metashell.kraft.framing import frame
 from metashell.fast import deferred
 from metashell.fast.deferred import PARTITION_ID, RAW_TOPIC_ID, REF

@@ -14,7 +14,7 @@ import pytest
 
 import metashell.fast as fast
 from metashell.kraft.catalog import METADATA
-from metashell.loader import reader as reader_module
+from metashell.fast import reading as reader_module
 from metashell.fast import kept_runs, partition_runs, summary_counts
 from metashell.fast.store import RecordStore
 from metashell.session.files import open_session
@@ -33,7 +33,7 @@ def catalog_versions(name: str) -> set[int]:
 
 
 def test_every_shortcut_module_declares_its_versions():
-    assert SHORTCUTS == ["batch_runs", "change_batches", "change_effects", "kept_runs", "noop_runs",
+    assert SHORTCUTS == ["batch_runs", "change_batches", "kept_runs", "noop_runs", "partition_change",
                          "partition_runs", "run_values", "summary_counts"]
     for name in SHORTCUTS:
         module = importlib.import_module(f"metashell.fast.{name}")

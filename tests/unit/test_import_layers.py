@@ -39,9 +39,9 @@ SHELL = {"metashell.commands", "metashell.session", "metashell.live", "metashell
 MAY_IMPORT["metashell.repl"] = {"metashell.commands", "metashell.render"}
 MAY_IMPORT["metashell.cli"] = SHELL | {"metashell.repl"}
 MAY_IMPORT["metashell.spark"] = MAY_IMPORT["metashell.session"] | {"metashell.session"}
-# imports against the flow still there, until the reader offers the fast path a plug-in
-# point: (module, the layer it may still import); empty once they are gone
-AGAINST_THE_FLOW = {("metashell.loader.reader", "metashell.fast"), ("metashell.loader.log_walk", "metashell.fast")}
+# imports against the flow still there: (module, the layer it may still import); none
+# since the reader offers the fast path a plug-in point (its ``shortcuts``)
+AGAINST_THE_FLOW: set = set()
 
 
 def module_name(path: Path) -> str:

@@ -5,10 +5,10 @@ which the general path folds with. The shortcuts that read a change's effect
 from its bytes are checked against it here, for every version of the record
 the catalog has:
 
-* ``fast/change_effects.EFFECT`` (``summary`` over a log's pending
+* ``fast/partition_change.EFFECT`` (``summary`` over a log's pending
   changes): the ISR count and the leader's sign it reads are the merged
   partition's;
-* ``fast/summary_counts.change_counts``: the merged partition's ISR
+* ``fast/partition_change.change_counts``: the merged partition's ISR
   count and leader, or None (then the change is folded).
 
 A version a shortcut does not read (its ``VERSIONS``) must be declined."""
@@ -25,8 +25,8 @@ from metashell.kraft.framing import frame
 from metashell.kraft.records import RESOLVED
 from metashell.kraft.fields import Versions
 from metashell.kraft.writer import encode_records
-from metashell.fast import change_effects, summary_counts
-from metashell.fast.change_effects import EFFECT, ISR, LEADER
+from metashell.fast import partition_change
+from metashell.fast.partition_change import EFFECT, ISR, LEADER
 from metashell.replay.partition_model import merge_change
 from metashell.replay.image import PartitionState
 from tests.unit.test_change_effects import fields
@@ -67,7 +67,7 @@ def test_the_shortcuts_say_what_merge_change_does(version, values):
     rejected = merge_change(merged, decoded)
 
     m = EFFECT.fullmatch(payload, 0, rend)
-    if version not in change_effects.VERSIONS["PartitionChangeRecord"].reads:
+    if version not in partition_change.VERSIONS["PartitionChangeRecord"].reads:
         assert m is None
     elif m is not None and rejected is None:
         effect = m.groups(b"")   # as findall gives them: b"" where the record leaves a field
@@ -78,8 +78,8 @@ def test_the_shortcuts_say_what_merge_change_does(version, values):
         else:
             assert (effect[LEADER][0] >= 0x80) == (merged.leader < 0)
 
-    counts = summary_counts.change_counts(payload, vstart, vstart + vlen, len(before.isr), before.leader)
-    if version not in summary_counts.VERSIONS["PartitionChangeRecord"].reads:
+    counts = partition_change.change_counts(payload, vstart, vstart + vlen, len(before.isr), before.leader)
+    if version not in partition_change.VERSIONS["PartitionChangeRecord"].reads:
         assert counts is None
     elif counts is not None:
         assert rejected is None
@@ -88,8 +88,8 @@ def test_the_shortcuts_say_what_merge_change_does(version, values):
 
 def test_every_version_is_checked():
     assert VERSIONS == sorted(set(VERSIONS)) and VERSIONS[0] == 0
-    assert set(VERSIONS) <= set(change_effects.VERSIONS["PartitionChangeRecord"].reads) | set(
-        change_effects.VERSIONS["PartitionChangeRecord"].refuses)
+    assert set(VERSIONS) <= set(partition_change.VERSIONS["PartitionChangeRecord"].reads) | set(
+        partition_change.VERSIONS["PartitionChangeRecord"].refuses)
 
 
 # That every field of either record is in the partition model (its state, its JSON,

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from metashell.fast.deferred import (API_KEY, PARTITION_RUN, RAW_TOPIC_ID, REF, RUN_PARTITION_IDS, TOPIC,
                                        TOPIC_ID, TOPIC_NAME, TOPIC_OFFSET, TOPIC_RAW_ID, TOPIC_WITH_RUN, count,
                                        kind, topic_run)
-from metashell.loader import reader
+from metashell.fast import reading as reader
+from metashell.fast.reading import shortcuts
 from metashell.kraft.compression import LZ4, ZSTD
 from metashell.kraft.framing import frame
 from metashell.kraft.primitives import uuid_from_str
@@ -95,7 +96,7 @@ def same(a, b) -> None:
 
 def test_eager_reading_with_runs_is_record_by_record_reading(path):
     ref = reference(path)
-    got = [r for b in FileReader(path) for r in b.records]
+    got = [r for b in FileReader(path, shortcuts=shortcuts) for r in b.records]
     assert len(got) == len(ref)
     for a, b in zip(got, ref):
         same(a, b)
@@ -113,7 +114,7 @@ def test_log_append_time_runs(tmp_path):
     payload, n = encode_records([partition(0, p) for p in range(10)])
     p = tmp_path / "00000000000000000000.log"
     write_file(p, build_batch(0, payload, n, base_timestamp=TS, max_timestamp=TS + 9, attributes=0x08))
-    got = [r for b in FileReader(p) for r in b.records]
+    got = [r for b in FileReader(p, shortcuts=shortcuts) for r in b.records]
     assert [r.timestamp for r in got] == [TS + 9] * 10
     for a, b in zip(got, reference(p)):
         same(a, b)
@@ -253,7 +254,7 @@ def test_topics_after_the_first_are_each_one_entry(tmp_path, monkeypatch, topic_
     assert [kind(e) for e in entries] == [TOPIC, PARTITION_RUN] + [TOPIC_WITH_RUN] * 3 + [
         TOPIC, PARTITION_RUN] + [TOPIC_WITH_RUN] * 3
     assert [count(e) - 1 for e in entries if kind(e) == TOPIC_WITH_RUN] == [3, 1, 3, 3, 3, 3]
-    assert bool(file._topic_runs) == (topic_run_after == 1)
+    assert bool(file.shortcuts._topic_runs) == (topic_run_after == 1)
     assert compare_file(p) == 7 * 3 + 1
 
 

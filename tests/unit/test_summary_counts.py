@@ -202,7 +202,7 @@ def changed(root: Path, version: int, log: list) -> Path:
 
 def test_a_change_of_isr_and_leader_is_read_from_its_bytes():
     from metashell.kraft.framing import frame
-    from metashell.fast.summary_counts import change_counts
+    from metashell.fast.partition_change import change_counts
     from metashell.kraft.writer import encode_records
 
     def counts(**fields):
