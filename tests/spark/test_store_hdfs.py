@@ -138,3 +138,36 @@ def test_folder_without_read_permission_is_one_line(spark, store):
     text = str(e.value)
     assert text.startswith(f"{locked}: ") and "Permission denied" in text, text
     assert "\n" not in text
+
+
+def _fleet_cli(*paths: str):
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.paths import REPO
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(REPO)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    return subprocess.run([sys.executable, "-m", "metashell.spark.fleet", *paths, "--master",
+                           "local[1]"], capture_output=True, text=True, timeout=600, env=env)
+
+
+def test_fleet_report_from_hdfs_with_a_path_without_metadata(spark, store):
+    example, missing = f"{store.uri}/fleet/example", f"{store.uri}/fleet/missing"
+    proc = _fleet_cli(example, missing)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[1].split()[:3] == [example, "bjaYWdoNRVibjFQf9j24sQ", "loaded"]
+    assert lines[2].split()[:3] == [missing, "-", "unreadable"]
+    assert lines[3].startswith("fleet: 2 clusters (1 with problems, 0 never started)")
+    assert f"kafka-metadata-fleet: warning: {missing}: no such file or directory" in proc.stderr
+    assert "kafka-metadata-fleet: 1 cluster in " in proc.stderr
+
+
+def test_fleet_report_of_nothing_readable_is_one_line_and_exit_1(spark, store):
+    proc = _fleet_cli(f"{store.uri}/no-such-fleet")
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last == f"kafka-metadata-fleet: {store.uri}/no-such-fleet: no such file or directory"
