@@ -20,6 +20,7 @@ from metashell.commands.ls import Ls
 from metashell.commands.man import Man
 from metashell.commands.partitions import Partitions
 from metashell.commands.pwd import Pwd
+from metashell.commands.quorum import Quorum
 from metashell.commands.summary import Summary
 from metashell.commands.tree import Tree
 from metashell.commands.watch import Watch
@@ -38,7 +39,7 @@ def _register(*commands) -> None:
     COMMANDS.update(ordered)
 
 
-_register(Brokers(), Cat(), Cd(), Changes(), Diff(), Exit(), Find(), History(), Log(), Ls(), Partitions(), Pwd(), Summary(), Tree(), Watch(),
+_register(Brokers(), Cat(), Cd(), Changes(), Diff(), Exit(), Find(), History(), Log(), Ls(), Partitions(), Pwd(), Quorum(), Summary(), Tree(), Watch(),
           Help(COMMANDS), Man(COMMANDS))
 
 

@@ -410,6 +410,12 @@ def quorum_fields(d: dict) -> dict:
     if leader_end < 0:
         leader_end = d.get("highWatermark", -1)
 
+    listeners = {n["nodeId"]: n["listeners"] for n in d.get("nodes") or ()}
+
+    def endpoints(node_id: int) -> dict:
+        """A voter's listeners where DescribeQuorum v2+ (Kafka 3.9+) names them."""
+        return {"endpoints": listeners[node_id]} if node_id in listeners else {}
+
     def replica(r: dict) -> dict:
         end = r.get("logEndOffset", -1)
         return {"directoryId": r.get("replicaDirectoryId"), "logEndOffset": end,
@@ -422,7 +428,7 @@ def quorum_fields(d: dict) -> dict:
         "leaderId": leader, "leaderEpoch": d.get("leaderEpoch", -1),
         "highWatermark": d.get("highWatermark", -1), "answeredBy": d.get("answeredBy"),
         **follower_lag(leader, voters),
-        "voters": {str(v["replicaId"]): replica(v) for v in voters},
+        "voters": {str(v["replicaId"]): dict(replica(v), **endpoints(v["replicaId"])) for v in voters},
         "observers": [{"replicaId": o["replicaId"], **replica(o)} for o in d.get("observers", [])],
     }
 

@@ -227,6 +227,71 @@ def test_quorum_view_from_describe_quorum():
         session.close()
 
 
+def test_quorum_in_kafka_metadata_quorums_layout():
+    """The cluster id, follower lag (the voter with the smallest log end
+    offset, first in the quorum's order, against the leader) and listeners
+    the answers give, and ``quorum`` printing describe --status and
+    --replication as Kafka does (labels to column 24; cells padded to their
+    column and each followed by a tab; leader, followers, observers)."""
+    import io
+
+    from metashell.commands import Context, run_words
+    describe = {
+        "clusterId": "MkU3OEVBNTcwNTJENDM2Qg", "leaderId": 2, "leaderEpoch": 3, "highWatermark": 120,
+        "answeredBy": "2@127.0.0.1:9093",
+        "voters": [{"replicaId": 1, "replicaDirectoryId": None, "logEndOffset": 118,
+                    "lastFetchTimestamp": 1_700_000_000_900, "lastCaughtUpTimestamp": 1_700_000_000_400},
+                   {"replicaId": 2, "replicaDirectoryId": None, "logEndOffset": 125,
+                    "lastFetchTimestamp": 1_700_000_001_000, "lastCaughtUpTimestamp": 1_700_000_001_000},
+                   {"replicaId": 3, "replicaDirectoryId": None, "logEndOffset": 118,
+                    "lastFetchTimestamp": 1_700_000_000_950, "lastCaughtUpTimestamp": 1_700_000_000_700}],
+        "observers": [{"replicaId": 101, "replicaDirectoryId": "4MIo2GCR7GIuMQbyq6cTQQ",
+                       "logEndOffset": 125, "lastFetchTimestamp": 1_700_000_000_990,
+                       "lastCaughtUpTimestamp": 1_700_000_000_990}],
+        "nodes": [{"nodeId": n, "listeners": [{"name": "CONTROLLER", "host": "127.0.0.1", "port": 9092 + n}]}
+                  for n in (1, 2, 3)]}
+    session, _ = open_live([snapshot_event(5, SNAP), status("following", 120, 120)], describe)
+    try:
+        assert tuple(cat(session.root, f"/metadataQuorum/live/{name}")
+                     for name in ("clusterId", "maxFollowerLag", "maxFollowerLagTimeMs")) == \
+            ("MkU3OEVBNTcwNTJENDM2Qg", 7, 600)      # voter 1: first of the two at 118
+        out = io.StringIO()
+        ctx = Context.for_session(session, out=out, err=io.StringIO())
+        assert run_words(ctx, ["quorum"]) == 0
+        assert run_words(ctx, ["quorum", "--replication"]) == 0
+    finally:
+        session.close()
+    endpoints = ", ".join(f'{{"id": {n}, "endpoints": ["CONTROLLER://127.0.0.1:{9092 + n}"]}}'
+                          for n in (1, 2, 3))
+    assert out.getvalue().splitlines() == [
+        "ClusterId:              MkU3OEVBNTcwNTJENDM2Qg",
+        "LeaderId:               2",
+        "LeaderEpoch:            3",
+        "HighWatermark:          120",
+        "MaxFollowerLag:         7",
+        "MaxFollowerLagTimeMs:   600",
+        f"CurrentVoters:          [{endpoints}]",
+        'CurrentObservers:       [{"id": 101, "directoryId": "4MIo2GCR7GIuMQbyq6cTQQ"}]',
+        "NodeId\tDirectoryId           \tLogEndOffset\tLag\tLastFetchTimestamp\tLastCaughtUpTimestamp\tStatus  \t",
+        "2     \tAAAAAAAAAAAAAAAAAAAAAA\t125         \t0  \t1700000001000     \t1700000001000        \tLeader  \t",
+        "1     \tAAAAAAAAAAAAAAAAAAAAAA\t118         \t7  \t1700000000900     \t1700000000400        \tFollower\t",
+        "3     \tAAAAAAAAAAAAAAAAAAAAAA\t118         \t7  \t1700000000950     \t1700000000700        \tFollower\t",
+        "101   \t4MIo2GCR7GIuMQbyq6cTQQ\t125         \t0  \t1700000000990     \t1700000000990        \tObserver\t"]
+
+
+def test_quorum_needs_the_live_view():
+    """On files there is no DescribeQuorum answer: one line, status 1."""
+    import io
+    from pathlib import Path
+
+    from metashell.commands import Context, run_words
+    err = io.StringIO()
+    example = Path(__file__).resolve().parents[2] / "examples" / "cluster"
+    ctx = Context.for_session(open_session(example), out=io.StringIO(), err=err)
+    assert run_words(ctx, ["quorum"]) == 1 and err.getvalue().count("\n") == 1
+    assert "needs -C" in err.getvalue()
+
+
 def test_a_failed_describe_quorum_shows_as_an_error_not_a_failure():
     session, _ = open_live([snapshot_event(5, SNAP), status("following", 5, 5)])
     try:
