@@ -2,10 +2,12 @@
 
 After the workload has settled and its snapshots are written, ``degrade``:
 
-- creates topic ``moving``: two partitions, one replica each, on broker 101;
+- creates topic ``moving``: partitions 0 and 1 with one replica on broker
+  101, partition 2 with one on broker 102;
 - stops broker 102 (a controlled shutdown; it stays down): its partitions
   lose it from their ISR (under-replicated; under min ISR where
-  min.insync.replicas is 2; leaderless where it was the only replica; in
+  min.insync.replicas is 2; leaderless where it was the only replica
+  (``moving-2`` at least); in
   the ELR where the release has ELR enabled);
 - reassigns ``moving-0`` to [102] (adding 102, removing 101) and
   ``moving-1`` to [101, 102] (adding 102 only): both stay in flight, 102
@@ -85,7 +87,8 @@ def _admin(cluster: KafkaCluster):
 def _create_moving_topic(cluster: KafkaCluster) -> None:
     admin = _admin(cluster)
     try:
-        admin.create_topics([NewTopic(MOVING, replica_assignments={0: [101], 1: [101]})])
+        admin.create_topics([NewTopic(MOVING, replica_assignments={
+            0: [101], 1: [101], 2: [STOPPED_BROKER]})])
     finally:
         admin.close()
 

@@ -48,7 +48,7 @@ def test_the_registry_lists_every_command_defined():
 
 def test_registry_has_kafkas_ten_and_ours():
     assert list(COMMANDS) == ["brokers", "cat", "cd", "changes", "diff", "exit", "find", "help", "history",
-                              "log", "ls", "man", "partitions", "pwd", "summary", "tree", "watch"]
+                              "log", "ls", "man", "partitions", "pwd", "quorum", "summary", "tree", "watch"]
     for name, command in COMMANDS.items():
         assert command.name == name
         assert command.description and "\n" not in command.description
@@ -58,7 +58,7 @@ def test_unknown_command(ctx):
     status, out, err = sh(ctx, "blah")
     assert status == 2 and out == ""
     assert err == ("unknown command 'blah' (choose from brokers, cat, cd, changes, diff, exit, find, "
-                   "help, history, log, ls, man, partitions, pwd, summary, tree, watch)\n")
+                   "help, history, log, ls, man, partitions, pwd, quorum, summary, tree, watch)\n")
 
 
 @pytest.mark.parametrize("typed,guess", [("l", "'ls'"), ("lss", "'ls'"), ("tre", "'tree'"),

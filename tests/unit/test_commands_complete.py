@@ -19,7 +19,7 @@ def cands(ctx, text):
 
 def test_command_names(ctx):
     assert cands(ctx, "") == ["brokers", "cat", "cd", "changes", "diff", "exit", "find", "help",
-                              "history", "log", "ls", "man", "partitions", "pwd", "summary", "tree", "watch"]
+                              "history", "log", "ls", "man", "partitions", "pwd", "quorum", "summary", "tree", "watch"]
     assert cands(ctx, "c") == ["cat", "cd", "changes"]
     assert cands(ctx, "tr") == ["tree"]
     assert cands(ctx, "x") == []
