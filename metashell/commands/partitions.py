@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from metashell.commands.base import FAILED, NOT_FOUND, OK, Command, expand
 from metashell.commands.kafka_topics import kafka_lines
+from metashell.commands.min_isr_options import (HELP as MIN_ISR_HELP, add_min_isr_options,
+                                                min_isr_of, warn_if_assumed)
 from metashell.errors import MetashellError
 from metashell.fs import paths
 from metashell.render import json_text, style
-from metashell.queries.partition_states import (STATES, MinIsr, PartitionRow, partition_rows,
-                                               topics_by_name)
+from metashell.queries.partition_states import (MIN_ISR_STATES, STATES, PartitionRow,
+                                                live_brokers, partition_rows, topics_by_name)
 
 _ROWS_PER_WRITE = 1024
 
@@ -25,14 +27,16 @@ Replicas, Isr, and Elr and LastKnownElr where either is not empty,
 Adding Replicas and Removing Replicas while it is reassigned. With state
 options, only the partitions in any of those states; --broker narrows to
 the partitions that broker holds or leads; PATHs (globs allowed) to those
-topics (/topics/NAME) or partitions (/topics/NAME/N).
+topics (/topics/NAME) or partitions (/topics/NAME/N). With --under-min-isr
+or --at-min-isr, each line ends with the MinIsr it was judged by and its
+source (not with --kafka).
 
-States (any of those given):
+States (any of those given), as Kafka defines them (the README's
+"Partition states"): --unavailable, --under-replicated, --under-min-isr
+and --at-min-isr are kafka-topics' --unavailable-partitions, ... filters:
 """ + "\n".join(f"  --{name:<22}{about}" for name, (about, _) in STATES.items()) + """
 
-min.insync.replicas: the topic's config, else that of the broker leading
-the partition, else the cluster default (the broker <default> config),
-else 1.
+""" + MIN_ISR_HELP + """
 
 --kafka: the layout of kafka-topics --describe itself: a header line per
 topic (TopicId, PartitionCount, ReplicationFactor, Configs: the topic's own
@@ -43,8 +47,10 @@ option, only the partitions, as Kafka prints them. Topics in name order.
 
 --output json: an array of {topicName, partitionId, leader, leaderEpoch,
 replicas, isr, eligibleLeaderReplicas, lastKnownElr, addingReplicas,
-removingReplicas, leaderRecoveryState, minIsr} (Kafka's field names and
-codes, as cat shows a partition), written as it is found.
+removingReplicas, leaderRecoveryState, minIsr, minIsrSource} (Kafka's
+field names and codes, as cat shows a partition; minIsrSource: topic,
+broker N, cluster default, --min-isr, --broker-config, built-in default or
+assumed), written as it is found.
 
 Examples:
   partitions --under-replicated --offline
@@ -60,6 +66,7 @@ Examples:
                             help="only partitions broker ID holds or leads")
         parser.add_argument("--kafka", action="store_true",
                             help="kafka-topics --describe's own layout (topic headers, tabs)")
+        add_min_isr_options(parser)
 
     def run(self, ctx, args) -> int:
         image, engine = ctx.session.image, ctx.session.engine
@@ -69,14 +76,17 @@ Examples:
         except LookupError as e:
             ctx.error(f"partitions: {e}: {NOT_FOUND}")
             return FAILED
-        rows = partition_rows(topics, MinIsr(engine.config_values("min.insync.replicas")),
-                              states, args.broker, only)
+        min_isr = min_isr_of(engine, args)
+        rows = partition_rows(topics, min_isr, live_brokers(image), states, args.broker, only)
+        by_min_isr = any(s in MIN_ISR_STATES for s in states)
         if ctx.json:
             _write_json(ctx, rows)
         elif args.kafka:
             _write_lines(ctx, kafka_lines(image, topics, rows, with_headers=not states))
         else:
-            _write_lines(ctx, (row_text(row, ctx.color) for row in rows))
+            _write_lines(ctx, (row_text(row, ctx.color, by_min_isr) for row in rows))
+        if ctx.json or by_min_isr:
+            warn_if_assumed(ctx, min_isr)
         return OK
 
 
@@ -118,8 +128,9 @@ def _ids(values) -> str:
     return ",".join(map(str, values))
 
 
-def row_text(row: PartitionRow, color: bool = False) -> str:
-    """A partition as kafka-topics --describe prints it (tab-separated)."""
+def row_text(row: PartitionRow, color: bool = False, by_min_isr: bool = False) -> str:
+    """A partition as kafka-topics --describe prints it (tab-separated);
+    ``by_min_isr``: and the min ISR it was judged by, and its source."""
     s = row.state
     leader = str(s.leader) if s.leader >= 0 else "none"
     text = (f"Topic: {row.topic}\tPartition: {s.partition_id}\tLeader: {leader}\t"
@@ -130,6 +141,8 @@ def row_text(row: PartitionRow, color: bool = False) -> str:
         text += f"\tAdding Replicas: {_ids(s.adding_replicas)}"
     if s.removing_replicas:
         text += f"\tRemoving Replicas: {_ids(s.removing_replicas)}"
+    if by_min_isr:
+        text += f"\tMinIsr: {row.min_isr.text()}"
     if s.leader < 0:
         return style(text, "bold red", color)
     return text
@@ -141,7 +154,8 @@ def row_json(row: PartitionRow) -> dict:
             "leaderEpoch": s.leader_epoch, "replicas": s.replicas, "isr": s.isr,
             "eligibleLeaderReplicas": s.elr, "lastKnownElr": s.last_known_elr,
             "addingReplicas": s.adding_replicas, "removingReplicas": s.removing_replicas,
-            "leaderRecoveryState": s.leader_recovery_state, "minIsr": row.min_isr}
+            "leaderRecoveryState": s.leader_recovery_state, "minIsr": row.min_isr.value,
+            "minIsrSource": row.min_isr.source}
 
 
 def _write_lines(ctx, texts) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 from metashell.commands.base import OK, Command
+from metashell.commands.min_isr_options import HELP as MIN_ISR_HELP, add_min_isr_options
+from metashell.queries.min_isr import assumed_note, static_value
 from metashell.render import json_text, summary_lines
 from metashell.timefmt import duration
 
@@ -86,7 +88,11 @@ class Summary(Command):
     needs_session = True
     details = """\
 Counts of brokers, controllers, topics and partitions; under-replicated,
-offline and under-min-ISR partitions; metadata.version and the other
+offline and under-min-ISR partitions (as 'partitions' finds them, Kafka's
+definitions: see 'man partitions'), and where the min.insync.replicas
+they were judged by came from (minIsr: the value below the topics' and
+brokers' own, its source, the topics and brokers with their own, and for
+how many topics it was assumed); metadata.version and the other
 features; the last applied offset and time; what the records did; and
 the problems of the load, one line each.
 With -C (a live quorum) the quorum group also has the observer's state
@@ -123,10 +129,19 @@ numbered line each; JSON: a list of strings, [] when the load was clean.
 
 --output json: one JSON object with the same keys; brokers.started is an
 array of {brokerId, registeredAt, registeredAtOffset, ageMs, note} (note:
-why a value is null, else null)."""
+why a value is null, else null).
+
+""" + MIN_ISR_HELP
+
+    def add_arguments(self, parser):
+        add_min_isr_options(parser)
 
     def run(self, ctx, args) -> int:
-        data = {**_local(ctx), **ctx.session.summary()}
+        data = {**_local(ctx), **ctx.session.summary(
+            static_value(args.min_isr, args.broker_config))}
+        min_isr = data.get("minIsr")
+        if min_isr and min_isr["topicsAssumed"]:
+            ctx.warn(assumed_note(min_isr["topicsAssumed"]), problem=False)
         if ctx.json:
             ctx.write(json_text(data))
         else:

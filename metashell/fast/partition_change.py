@@ -177,7 +177,8 @@ def change_counts(buf, p: int, end: int, isr: int, leader: int) -> "tuple[int, i
                 return None
         elif tag in (0, 3, 4):               # Isr, RemovingReplicas, AddingReplicas: []int32
             c = buf[p]
-            if c >= 0x80 or size != (1 + 4 * (c - 1) if c else 1):
+            # AddingReplicas set: the replication factor changes (folded)
+            if c >= 0x80 or size != (1 + 4 * (c - 1) if c else 1) or (tag == 4 and c):
                 return None
             if tag == 0 and c:               # null: unchanged
                 isr = c - 1

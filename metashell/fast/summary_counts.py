@@ -1,7 +1,8 @@
 """A run of PartitionRecords counted straight from its bytes, for ``summary``.
 
-``summary`` needs of each partition only how many replicas and in-sync
-replicas it has and whether it has a leader. A snapshot's partitions come in
+``summary`` needs of each partition only its replication factor (its
+replicas less those being added: what Kafka compares the ISR with), how
+many in-sync replicas it has and whether it has a leader. A snapshot's partitions come in
 runs (:mod:`.partition_runs`: framed alike, one topic, one size); their values are
 (kraft-format.md, PartitionRecord v0-v2)::
 
@@ -34,8 +35,9 @@ _RECORD_LAST = VERSIONS["PartitionRecord"].last
 
 def run_counts(buf, pos: int, shape, n: int) -> "tuple[int, int, tuple] | None":
     """``(replicas, isr, leaders)`` of the ``n`` PartitionRecords of the run
-    ``shape`` at ``buf[pos:]`` (their replica and ISR counts, the same for
-    all, and each one's leader), or None when they do not all share the
+    ``shape`` at ``buf[pos:]`` (their replication factor, the replicas less
+    those being added, and ISR count, the same for all, and each one's
+    leader), or None when they do not all share the
     first one's simple layout, or are of a version not read here."""
     if shape.version > _RECORD_LAST:
         return None
@@ -65,7 +67,8 @@ def _check(buf, pos: int, n: int, shape) -> "tuple[int, int, tuple] | None":
             shape.counts_readers.clear()
         readers = shape.counts_readers[n] = (
             struct.Struct(">" + counts_row * n).unpack_from, expected * n,
-            struct.Struct(">" + leader_row * n).unpack_from, expected[0] - 1, expected[1] - 1)
+            struct.Struct(">" + leader_row * n).unpack_from,
+            expected[0] - expected[3], expected[1] - 1)   # replicas less adding (count bytes + 1)
     if readers[0](buf, pos) != readers[1]:
         return None
     return readers[3], readers[4], readers[2](buf, pos)

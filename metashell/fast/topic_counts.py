@@ -81,7 +81,9 @@ class TopicCounts:
         for pid in others:
             p = fold(partitions[pid])
             if p is not None:
-                counts.append((1, len(p.replicas), len(p.isr), (p.leader,)))
+                # the replicas less those being added: the replication factor
+                counts.append((1, len(p.replicas) - len(p.adding_replicas or ()), len(p.isr),
+                               (p.leader,)))
         n = sum(c[0] for c in counts)
         dense = n == len(partitions) and n > 0 and min(partitions) == 0 and max(partitions) == n - 1
         return counts, uuid_from_str(topic.topic_id), dense

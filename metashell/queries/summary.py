@@ -1,5 +1,10 @@
 """The cluster at a glance, for the ``summary`` command: a JSON-able dict.
 
+The partition states counted are those of ``partitions``
+(:mod:`.partition_states`, Kafka's definitions): under-replicated compares
+the ISR with the replicas less those being added, under min ISR is no
+leader or fewer in sync than min.insync.replicas (:mod:`.min_isr`).
+
 Counting under-replicated and offline partitions looks at every partition:
 a snapshot's runs of PartitionRecords are counted from their bytes
 (fast/summary_counts.py), a log's pending changes are read from
@@ -15,12 +20,12 @@ from operator import getitem, itemgetter, lt
 
 from ..gcpause import no_cyclic_gc
 from ..kraft import enums
-from ..kraft.primitives import uuid_from_str
+from ..kraft.primitives import UUID_TEXT, uuid_from_str
 from ..fast.deferred import RUN_PARTITION_IDS
 from ..timefmt import iso_time
+from .min_isr import NAME as MIN_ISR, MinIsr
+from .partition_states import live_brokers, partition_rows
 from .registration import started
-
-DEFAULT_MIN_ISR = 1
 # topics some pending change names whose partitions are folded (their changes
 # filed one topic at a time, a search of the pending batches each) beyond which
 # all pending changes are filed at once
@@ -31,27 +36,18 @@ _FIRST, _SECOND, _THIRD = itemgetter(0), itemgetter(1), itemgetter(2)
 _ROWS: dict[tuple, tuple] = {}   # see _row
 
 
-def _min_isrs(values: dict) -> dict:
-    """Topic name -> its min.insync.replicas, where a config sets one that
-    reads (``values``: the configs' by resource)."""
-    out = {}
-    for (kind, name), value in values.items():
-        if kind == "topic":
-            try:
-                out[name] = int(value)
-            except (TypeError, ValueError):
-                pass
-    return out
-
-
-def summarize(image, engine, times=None) -> dict:
+def summarize(image, engine, times=None, static_min_isr=None) -> dict:
     """``times`` gives batch append times by offset for the brokers' start
-    (see :mod:`.registration`); without it, only replayed registrations have one."""
+    (see :mod:`.registration`); without it, only replayed registrations have
+    one. ``static_min_isr``: the brokers' static min.insync.replicas where
+    the user gave one (a :class:`~.min_isr.MinIsrValue`)."""
     brokers = image.brokers
+    min_isr = MinIsr(engine.config_values(MIN_ISR), static_min_isr)
     # what it reads (a snapshot's min ISR configs, a tuple per run) is many objects:
     # collections would walk the image's heap again (snap-configs summary -0.1 s, -10%)
     with no_cyclic_gc():
-        partitions, under_replicated, offline, under_min_isr = partition_health(image, engine)
+        partitions, under_replicated, offline, under_min_isr = partition_health(image, engine,
+                                                                                min_isr)
     mv = image.features.get("metadata.version")
     level = mv.value if mv is not None else None
     return {
@@ -67,6 +63,7 @@ def summarize(image, engine, times=None) -> dict:
         "underReplicatedPartitions": under_replicated,
         "offlinePartitions": offline,
         "underMinIsrPartitions": under_min_isr,
+        "minIsr": min_isr_sources(image, min_isr),
         "metadataVersion": {"level": level,
                             "release": enums.METADATA_VERSIONS.get(level) if level is not None else None},
         "features": {k: v.value for k, v in sorted(image.features.items())},
@@ -78,7 +75,7 @@ def summarize(image, engine, times=None) -> dict:
     }
 
 
-def partition_health(image, engine) -> list[int]:
+def partition_health(image, engine, min_isr: MinIsr) -> list[int]:
     """``[partitions, under-replicated, offline, under min ISR]``.
 
     A topic still in its snapshot's runs is counted run by run from their
@@ -90,53 +87,65 @@ def partition_health(image, engine) -> list[int]:
     one per partition that differs from most of its topic's (in replica or
     ISR count, or a leader) where they are all still in runs; only
     where a change reassigns a topic, or its partitions were filed, are
-    its changes filed first and the partitions folded."""
+    its changes filed first and the partitions folded. A partition with no
+    leader is under min ISR whatever its ISR: where changes set its ISR
+    and leader apart, its topic is folded to count it
+    (:func:`_leaderless_in_sync`); where a broker sets its own min ISR, the
+    partitions are walked for it (:func:`_under_min_isr_by_leader`)."""
     effects = engine.pending_effects()
-    values = engine.config_values("min.insync.replicas")
-    try:
-        cluster_min_isr = int(values[("broker", "")])
-    except (KeyError, TypeError, ValueError):
-        cluster_min_isr = DEFAULT_MIN_ISR
-    min_isrs = _min_isrs(values)
+    own = {name: v.value for name, v in min_isr.topics.items()}
+    fallback = min_isr.fallback.value
+    named = effects.named if effects is not None else ()
     health = [0, 0, 0, 0]
     rows = {}         # raw topic id -> _row, of the topics pending changes may name
     exceptions = {}   # a change's key -> counting row, of partitions unlike their topic's row
     folded = []       # (topic, min ISR) of those they name that must fold after filing them
+    leaderless = []   # raw ids of those they name, counted by rows, with a partition with no leader
     run_counts, filed_counts = engine.run_counts, engine.filed_counts
     for topic in image.topics.values():
-        min_isr = min_isrs.get(topic.name, cluster_min_isr)
+        topic_min_isr = own.get(topic.name, fallback)
         in_runs = run_counts(topic)
         runs, raw, dense = in_runs or filed_counts(topic)
         if effects is None:
-            _add_runs(health, runs, min_isr)
+            _add_runs(health, runs, topic_min_isr)
             continue
-        row = _row(runs, min_isr) if dense and raw not in effects.reassigned else None
-        if row is None and dense and in_runs is not None and raw in effects.named \
+        row = _row(runs, topic_min_isr) if dense and raw not in effects.reassigned else None
+        if row is None and dense and in_runs is not None and raw in named \
                 and raw not in effects.reassigned:
             # partitions that differ (a lagging replica, one offline), all still in runs
-            row = _row_with_exceptions(topic.pending_runs(), runs, raw, min_isr, exceptions)
+            row = _row_with_exceptions(topic.pending_runs(), runs, raw, topic_min_isr, exceptions)
         if row is not None:
             rows[raw] = row
-        elif raw in effects.named:
-            folded.append((topic, min_isr))
+        elif raw in named:
+            folded.append((topic, topic_min_isr))
             continue
-        _add_runs(health, runs, min_isr)
-    if effects is None:
-        return health
-    if len(folded) > MAX_FOLDED_NAMED:
-        engine.settle()
-    for topic, min_isr in folded:
-        topic.partition_records   # its pending changes filed
-        rows[uuid_from_str(topic.topic_id)] = _FOLDED
-        _add_runs(health, engine.filed_counts(topic)[0], min_isr)
-    if not _add_effects(health, effects, rows, exceptions):
-        engine.settle()   # a change names a partition that is not there: reported
-        return partition_health(image, engine)
+        settled = raw not in named
+        if _add_runs(health, runs, topic_min_isr, settled) and not settled:
+            leaderless.append(raw)
+    if effects is not None:
+        if len(folded) > MAX_FOLDED_NAMED:
+            engine.settle()
+        for topic, topic_min_isr in folded:
+            topic.partition_records   # its pending changes filed
+            rows[uuid_from_str(topic.topic_id)] = _FOLDED
+            _add_runs(health, engine.filed_counts(topic)[0], topic_min_isr)
+        if not _add_effects(health, effects, rows, exceptions):
+            engine.settle()   # a change names a partition that is not there: reported
+            return partition_health(image, engine, min_isr)
+        if health[2]:
+            health[3] += _leaderless_in_sync(image, effects, rows, leaderless,
+                                             lambda name: own.get(name, fallback))
+    if min_isr.brokers:
+        health[3] = _under_min_isr_by_leader(image, min_isr)
     return health
 
 
-def _add_runs(health: list, runs: list, min_isr: int) -> None:
-    """Count runs of partitions ``(n, replicas, isr, leaders)``."""
+def _add_runs(health: list, runs: list, min_isr: int, settled: bool = True) -> bool:
+    """Count runs of partitions ``(n, replicas, isr, leaders)`` (``replicas``:
+    the replication factor); whether a partition has no leader. Such a
+    partition is under min ISR whatever its ISR: counted so where the runs
+    are its final state (``settled``), else by :func:`_leaderless_in_sync`."""
+    leaderless = False
     for n, replicas, isr, leaders in runs:
         health[0] += n
         if isr < replicas:
@@ -144,7 +153,54 @@ def _add_runs(health: list, runs: list, min_isr: int) -> None:
         if isr < min_isr:
             health[3] += n
         if min(leaders) < 0:
-            health[2] += sum(map((0).__gt__, leaders))
+            offline = sum(map((0).__gt__, leaders))
+            health[2] += offline
+            leaderless = True
+            if settled and isr >= min_isr:
+                health[3] += offline
+    return leaderless
+
+
+def _leaderless_in_sync(image, effects, rows: dict, leaderless: list, min_isr_of) -> int:
+    """The partitions that end with no leader but at least min ISR in sync,
+    of the topics counted by rows of pending changes' effects (which set
+    ISR and leader apart, so cannot tell): those topics that had a
+    partition with no leader (``leaderless``, raw ids) or that a change
+    leaves one without are folded (few: a cluster has few offline
+    partitions, and this runs only when it has any)."""
+    raws = set(leaderless)
+    raws.update(key[4:20] for key, lead in effects.leaders.items() if lead >= b"\x80")
+    found = 0
+    for raw in raws:
+        topic = image.topics.get(UUID_TEXT[raw])
+        if topic is None or rows.get(raw) is _FOLDED:   # folded: counted as it is
+            continue
+        least = min_isr_of(topic.name)
+        found += sum(1 for p in topic.partitions().values() if p.leader < 0 and len(p.isr) >= least)
+    return found
+
+
+def _under_min_isr_by_leader(image, min_isr: MinIsr) -> int:
+    """Partitions under min ISR, each judged by the min ISR of its topic,
+    else of the broker leading it, else the fallback: every partition
+    folded (a broker's own min.insync.replicas is rare, and not allowed
+    with eligible leader replicas, 4.0+)."""
+    return sum(1 for _ in partition_rows(image.topics.values(), min_isr, live_brokers(image),
+                                         ["under-min-isr"]))
+
+
+def min_isr_sources(image, min_isr: MinIsr) -> dict:
+    """Where the min.insync.replicas counted came from: the value below the
+    topics' and brokers' own and its source, the topics and brokers that set
+    their own, and for how many topics the value was assumed."""
+    fallback = min_isr.fallback
+    own = sum(1 for t in image.topics.values() if t.name in min_isr.topics)
+    if min_isr.brokers:
+        assumed = len(min_isr.assumed_topics)   # the partitions were walked
+    else:
+        assumed = len(image.topics) - own if fallback.assumed else 0
+    return {"value": fallback.value, "source": fallback.source, "topicsWithOwn": own,
+            "brokersWithOwn": sorted(min_isr.brokers), "topicsAssumed": assumed}
 
 
 def _row(runs: list, min_isr: int) -> "tuple | None":

@@ -69,8 +69,10 @@ class ImageSession:
         on any; ``summary`` lists them."""
         return self.load_problems + self.new_problems(self.loaded_engine_problems)
 
-    def summary(self) -> dict:
-        data = summarize(self.image, self.engine, self.times)
+    def summary(self, static_min_isr=None) -> dict:
+        """``static_min_isr``: the brokers' static min.insync.replicas
+        where the user gave one (see :mod:`metashell.queries.min_isr`)."""
+        data = summarize(self.image, self.engine, self.times, static_min_isr)
         data["problems"] = self.problems()   # after summarize, which may decode partitions
         return data
 

@@ -373,8 +373,8 @@ class LiveSession(ImageSession):
         return {"state": self.state() or s.state, "highWatermark": s.high_watermark,
                 "committedOffset": s.committed_offset, "endpoint": s.endpoint}
 
-    def summary(self) -> dict:
-        data = super().summary()
+    def summary(self, static_min_isr=None) -> dict:
+        data = super().summary(static_min_isr)
         data["quorum"].update(self.status_fields())
         return data
 

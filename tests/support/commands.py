@@ -103,7 +103,7 @@ class FakeSession:
         self.source = source
         self.warnings = list(warnings)
 
-    def summary(self) -> dict:
+    def summary(self, static_min_isr=None) -> dict:
         return dict(SUMMARY)
 
     def changes(self, path: str) -> list[dict]:
