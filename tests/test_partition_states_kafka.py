@@ -17,7 +17,7 @@ from test_replay_support import (Log, broker, change, config, feature, partition
                                  write_snapshot)
 
 from metashell.commands import Context, run_words
-from metashell.session import open_session
+from metashell.session.files import open_session
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "cluster"
@@ -95,6 +95,23 @@ def test_a_reassignment_in_flight_is_not_under_replicated(tmp_path, in_snapshot)
     assert listed(s, "--under-replicated") == [("orders", 2), ("orders", 3)]
     assert listed(s, "--reassigning") == [("orders", 1), ("orders", 2)]
     assert check_summary(path)["underReplicatedPartitions"] == 2
+
+
+def test_a_reassignment_that_ends_by_its_adding_replicas_alone(tmp_path):
+    """A reassignment that only adds replicas ends with a change of the
+    adding replicas alone (the replicas stay): the replication factor
+    grows from 3 to 4, and a partition with 3 in sync becomes
+    under-replicated; counted so from the change's bytes too."""
+    t = uid(1)
+    write_snapshot(tmp_path, 10, [feature("metadata.version", 21), broker(1), broker(2),
+                                  broker(3), broker(4), topic("t", t), partition(t, 0),
+                                  *[partition(t, p, replicas=(1, 2, 3, 4), addingReplicas=[4],
+                                              isr=[1, 2, 3]) for p in (1, 2)]])
+    log = Log(10)
+    log.add(change(t, 1, addingReplicas=[]))
+    log.write(tmp_path)
+    assert listed(open_session(tmp_path), "--under-replicated") == [("t", 1)]
+    assert check_summary(tmp_path)["underReplicatedPartitions"] == 1
 
 
 def leaderless_cluster(directory: Path, where: str) -> Path:

@@ -11,10 +11,11 @@ from __future__ import annotations
 from itertools import filterfalse
 from operator import itemgetter
 
-from .partition_change import DIRECTORIES, ISR, KEY, LEADER, RAW, REPLICAS
+from .partition_change import ADDING, DIRECTORIES, ISR, KEY, LEADER, RAW, REPLICAS
 
 _KEY, _RAW, _ISR, _LEADER = itemgetter(KEY), itemgetter(RAW), itemgetter(ISR), itemgetter(LEADER)
 _REPLICAS, _DIRECTORIES, _SECOND = itemgetter(REPLICAS), itemgetter(DIRECTORIES), itemgetter(1)
+_ADDING = itemgetter(ADDING)
 
 
 class ChangeEffects:
@@ -51,4 +52,5 @@ class ChangeEffects:
         self.greatest = max(self.greatest, max(keys, default=b""))
         self.named.update(map(_RAW, effects))
         self.reassigned.update(map(_RAW, filter(_REPLICAS, effects)))
+        self.reassigned.update(map(_RAW, filter(_ADDING, effects)))   # the replication factor
         self.reassigned.update(map(_RAW, filter(_DIRECTORIES, effects)))

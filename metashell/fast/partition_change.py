@@ -52,7 +52,7 @@ _VERSION_BYTES = re.escape(bytes(VERSIONS["PartitionChangeRecord"].reads))
 _LAST = VERSIONS["PartitionChangeRecord"].last
 
 # the fields of an effect
-KEY, RAW, ISR, LEADER, REPLICAS, DIRECTORIES = range(6)
+KEY, RAW, ISR, LEADER, REPLICAS, ADDING, DIRECTORIES = range(7)
 
 _MAX_INTS = 31    # the largest array with a one-byte size: 1 + 4 * 31 = 125
 _MAX_UUIDS = 7    # 1 + 16 * 7 = 113
@@ -85,7 +85,7 @@ EFFECT = re.compile(
     + rb"(?:\x00|"                              # no headers, and no more fields, or:
     + rb"(?:\x02" + _array(4, _MAX_INTS, True) + rb")?" + _ONCE        # 2 Replicas
     + rb"(?:\x03" + _array(4, _MAX_INTS, False) + rb")?" + _ONCE       # 3 RemovingReplicas
-    + rb"(?:\x04" + _array(4, _MAX_INTS, False) + rb")?" + _ONCE       # 4 AddingReplicas
+    + rb"(?:\x04" + _array(4, _MAX_INTS, True) + rb")?" + _ONCE        # 4 AddingReplicas
     + rb"(?:\x05\x01.)?" + _ONCE                              # 5 LeaderRecoveryState
     + rb"(?:\x06" + _array(4, _MAX_INTS, False) + rb")?" + _ONCE       # 6 EligibleLeaderReplicas
     + rb"(?:\x07" + _array(4, _MAX_INTS, False) + rb")?" + _ONCE       # 7 LastKnownElr
@@ -126,13 +126,15 @@ def of_fields(pid: int, raw: bytes, d: dict) -> "tuple | None":
     """The effect of a change decoded to ``d`` (partitionId ``pid`` of the
     topic whose raw id is ``raw``), as :data:`EFFECT` reads it from bytes;
     None if an array is too long for its one count byte."""
-    arrays = [d["isr"], d["replicas"], d.get("directories")]
+    arrays = [d["isr"], d["replicas"], d["addingReplicas"], d.get("directories")]
     if any(a is not None and len(a) >= 0xFF for a in arrays):
         return None
-    isr, replicas, directories = (b"" if a is None else bytes((len(a) + 1,)) for a in arrays)
+    isr, replicas, adding, directories = (b"" if a is None else bytes((len(a) + 1,))
+                                          for a in arrays)
     leader = d["leader"]
     return (pid.to_bytes(4, "big", signed=True) + raw, raw, isr,
-            b"" if leader == -2 else leader.to_bytes(4, "big", signed=True)[:1], replicas, directories)
+            b"" if leader == -2 else leader.to_bytes(4, "big", signed=True)[:1], replicas, adding,
+            directories)
 
 
 def agrees(groups: tuple, d: dict) -> bool:
