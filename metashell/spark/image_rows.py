@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from ..fs.tree import DEFAULT_NAME
+from ..queries.min_isr import assumed_note
 from ..render import parse_time
 from ..replay.partition_model import spark_values
 
@@ -93,7 +94,7 @@ def rows_clusters(session):
            s["underMinIsrPartitions"], counts["recordsApplied"], counts["recordsSkipped"],
            counts["recordsDropped"], list(counts["byType"].items()),
            [problem(p) for p in s["problems"]], cluster_state(session),
-           notes(session.warnings, s["problems"]))
+           notes(session.warnings, s["problems"]) + min_isr_notes(s))
 
 
 def notes(warnings: list[str], problems: list[str]) -> list[str]:
@@ -105,6 +106,13 @@ def notes(warnings: list[str], problems: list[str]) -> list[str]:
 #: a cluster's ``state``: read (its problems, if any, in ``problems``), a node
 #: formatted but never started (its image is the bootstrap records), unreadable
 LOADED, NEVER_STARTED, UNREADABLE = "loaded", "never started", "unreadable"
+
+
+def min_isr_notes(summary: dict) -> list[str]:
+    """The note ``summary`` warns with where it assumed min.insync.replicas
+    (its under_min_isr count rests on it)."""
+    assumed = summary["minIsr"]["topicsAssumed"]
+    return [assumed_note(assumed)] if assumed else []
 
 
 def cluster_state(session) -> str:
