@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError, MetashellError
+from ..loader.properties import PropertiesError, numbered_properties
 
 NAME = "min.insync.replicas"
 #: Kafka's built-in default
@@ -120,7 +121,7 @@ def static_value(min_isr: "int | None", broker_config: "str | None") -> "MinIsrV
         return MinIsrValue(min_isr, GIVEN)
     if broker_config is None:
         return None
-    found = properties_value(Path(broker_config), NAME)
+    found = _last_set(Path(broker_config), NAME)
     if found is None:
         return MinIsrValue(BUILT_IN_DEFAULT, BUILT_IN)
     line, text = found
@@ -131,45 +132,16 @@ def static_value(min_isr: "int | None", broker_config: "str | None") -> "MinIsrV
     return MinIsrValue(number, BROKER_CONFIG)
 
 
-def properties_value(path: Path, key: str) -> "tuple[int, str] | None":
-    """``(line number, value)`` of the last ``key`` set in the Java
-    properties file ``path`` (``key=value``, ``key: value`` or ``key
-    value``; ``#`` and ``!`` comments; a trailing backslash continues a
-    line), None if it sets none."""
+def _last_set(path: Path, key: str) -> "tuple[int, str] | None":
+    """``(line number, value)`` of the last ``key`` the Java properties
+    file ``path`` sets (a broker's ``server.properties``), None if none."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as e:
         raise InputError(path, f"cannot read the broker config: {e.strerror or e}") from None
-    found, logical, first = None, "", 0
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.lstrip()
-        if not logical and (not line or line[0] in "#!"):
-            continue
-        if not logical:
-            first = number
-        if _continues(line):
-            logical += line[:-1]
-            continue
-        logical += line
-        name, value = _split(logical)
-        logical = ""
-        if name == key:
-            found = (first, value)
-    return found
-
-
-def _continues(line: str) -> bool:
-    """Whether ``line`` ends in an odd number of backslashes."""
-    return (len(line) - len(line.rstrip("\\"))) % 2 == 1
-
-
-def _split(line: str) -> tuple[str, str]:
-    """A properties line's key and value (the first unescaped ``=``, ``:``
-    or whitespace ends the key)."""
-    i = 0
-    while i < len(line) and line[i] not in "=: \t\f":
-        i += 2 if line[i] == "\\" else 1
-    name, rest = line[:i], line[i:].lstrip(" \t\f")
-    if rest[:1] in ("=", ":"):
-        rest = rest[1:].lstrip(" \t\f")
-    return name, rest.rstrip()
+    try:
+        found = [(number, value) for number, name, value in numbered_properties(text)
+                 if name == key]
+    except PropertiesError as e:
+        raise InputError(path, str(e)) from None
+    return found[-1] if found else None

@@ -17,16 +17,8 @@ from tests.support.corpora import corpus_cases
 from metashell.commands import Context, run_words
 from metashell.session.files import open_session
 
-<<<<<<< HEAD:tests/unit/test_partitions.py
-STATES = ["offline", "under-replicated", "under-min-isr", "at-min-isr", "unclean", "reassigning",
-          "not-preferred-leader"]
-=======
-REPO = Path(__file__).resolve().parents[1]
-CORPORA = REPO.parent / "shared" / "corpora"
-EXAMPLE = REPO / "examples" / "cluster"
 STATES = ["offline", "unavailable", "under-replicated", "under-min-isr", "at-min-isr", "unclean",
           "reassigning", "not-preferred-leader"]
->>>>>>> f32f026 (Partition states as Kafka defines them: under-replicated against the replicas less those being added (kafka-topics, the broker's metric), under min ISR with no leader (kafka-topics 3.3-4.4), --unavailable (leader not a live broker), not-preferred-leader as the controller's imbalance count; summary counts the same; min.insync.replicas with its source, --min-isr and --broker-config):tests/test_partitions.py
 
 
 def run(session, *words, output="text") -> tuple[int, str, str]:
@@ -112,14 +104,9 @@ def check_against_tree(session) -> None:
                (d["leader"], d["replicas"], d["isr"], d["minIsr"])
     for state in STATES:
         _, out, _ = run(session, "partitions", f"--{state}", output="json")
-<<<<<<< HEAD:tests/unit/test_partitions.py
         assert [(r["topicName"], r["partitionId"]) for r in json.loads(out)] == \
-            [(d["topic"], d["partitionId"]) for d in every if state in expected_states(d)], state
-=======
-        assert [(r["topic"], r["partition"]) for r in json.loads(out)] == \
             [(d["topic"], d["partitionId"]) for d in every if state in expected_states(d, live)], \
             state
->>>>>>> f32f026 (Partition states as Kafka defines them: under-replicated against the replicas less those being added (kafka-topics, the broker's metric), under min ISR with no leader (kafka-topics 3.3-4.4), --unavailable (leader not a live broker), not-preferred-leader as the controller's imbalance count; summary counts the same; min.insync.replicas with its source, --min-isr and --broker-config):tests/test_partitions.py
     _, out, _ = run(session, "partitions", "--offline", "--reassigning", output="json")
     assert [(r["topicName"], r["partitionId"]) for r in json.loads(out)] == \
         [(d["topic"], d["partitionId"]) for d in every

@@ -13,15 +13,13 @@ import json
 from pathlib import Path
 
 import pytest
-from test_replay_support import (Log, broker, change, config, feature, partition, topic, uid,
-                                 write_snapshot)
+from tests.support.corpora import corpus_cases
+from tests.support.paths import CORPORA, EXAMPLE
+from tests.support.replay import (Log, broker, change, config, feature, partition, topic, uid,
+                                  write_snapshot)
 
 from metashell.commands import Context, run_words
 from metashell.session.files import open_session
-
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "examples" / "cluster"
-CORPORA = REPO.parent / "shared" / "corpora"
 SUMMARY_STATES = {"underReplicatedPartitions": "under-replicated", "offlinePartitions": "offline",
                   "underMinIsrPartitions": "under-min-isr"}
 
@@ -30,7 +28,7 @@ def listed(session, *words) -> list[tuple[str, int]]:
     out, err = io.StringIO(), io.StringIO()
     ctx = Context.for_session(session, out=out, err=err, output="json")
     assert run_words(ctx, ["partitions", *words]) == 0, err.getvalue()
-    return [(r["topic"], r["partition"]) for r in json.loads(out.getvalue())]
+    return [(r["topicName"], r["partitionId"]) for r in json.loads(out.getvalue())]
 
 
 def kafka_counts(session) -> dict:
@@ -201,13 +199,11 @@ def test_the_example_at_every_point():
     assert ("orders", 3) not in listed(s, "--under-replicated")
 
 
-def corpus_inputs() -> list[Path]:
-    if not CORPORA.is_dir():
-        return []
-    return sorted(p for p in CORPORA.iterdir() if p.is_dir() and p.name != "empty-log")
+def corpus_inputs() -> list:
+    return corpus_cases(lambda: sorted(p for p in CORPORA.iterdir()
+                                       if p.is_dir() and p.name != "empty-log"))
 
 
-@pytest.mark.skipif(not CORPORA.is_dir(), reason=f"{CORPORA} is not there")
 @pytest.mark.parametrize("source", corpus_inputs(), ids=lambda p: p.name)
 def test_corpora(source):
     check_summary(source)
