@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from ..errors import CorruptDataError, InputError, MetashellError, RecordDecodeError
+from .file_kind import check_kafka_file
 from ..kraft import catalog
 from ..kraft.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, BatchScanner
 from ..kraft.compression import decompress
@@ -161,12 +162,15 @@ class FileReader:
         self.lazy = lazy
         self.defer = defer
         self.buf = _map(self.path) if buf is None else buf
+        self._from_file = buf is None
         self.summary = FileSummary(str(self.path), len(self.buf))
         self.batch_positions = array("q")
         self._saw_frame0 = False
         self.shortcuts = None if shortcuts is None else shortcuts(self)
 
     def __iter__(self):
+        if self._from_file:
+            check_kafka_file(self.buf, self.path)
         scanner = BatchScanner(self.buf, self.path, verify_crc=self.verify_crc,
                                skip=self.skip_damage)
         try:
