@@ -12,7 +12,7 @@ message.
 
 from __future__ import annotations
 
-from ..errors import InputError
+from ..errors import CorruptDataError
 
 MAGIC_AT = 16                 # a record batch's magic byte
 _MAGICS = (0, 1, 2)
@@ -20,15 +20,26 @@ _PREVIEW = 24                 # bytes shown of the file's start
 _PRINTABLE = set(range(0x20, 0x7F)) | {0x09, 0x0A, 0x0D}
 
 
-def check_kafka_file(buf, path) -> None:
-    """Raise :class:`InputError` naming ``path`` and what it starts with
-    where ``buf`` (its bytes) cannot be a Kafka log segment or snapshot."""
+class NotKafkaFileError(CorruptDataError):
+    """A file that is no Kafka log segment or snapshot: said so, with what
+    it starts with (its position is byte 16, the magic byte looked at)."""
+
+    def __init__(self, path, detail: str):
+        super().__init__(path, MAGIC_AT, detail)
+        self.args = (f"{self.path}: not a Kafka log segment or snapshot ({detail})",)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def not_kafka_file(buf, path) -> "NotKafkaFileError | None":
+    """The error naming ``path`` and what it starts with where ``buf`` (its
+    bytes) cannot be a Kafka log segment or snapshot, else None."""
     if len(buf) <= MAGIC_AT or buf[MAGIC_AT] in _MAGICS:
-        return
-    head = bytes(buf[:_PREVIEW])
-    raise InputError(path, f"not a Kafka log segment or snapshot (byte {MAGIC_AT}, a record "
-                           f"batch's magic, is {buf[MAGIC_AT]}, not 2; it starts with "
-                           f"{_preview(head)})")
+        return None
+    return NotKafkaFileError(path, f"byte {MAGIC_AT}, a record batch's magic, is "
+                                   f"{buf[MAGIC_AT]}, not 2; it starts with "
+                                   f"{_preview(bytes(buf[:_PREVIEW]))}")
 
 
 def _preview(head: bytes) -> str:

@@ -36,7 +36,7 @@ from ..kraft.batch import (ATTR_CODEC, ATTR_CONTROL, CRC_START, HEADER_SIZE, Bat
 from ..kraft.primitives import ZIGZAG1, ZIGZAG2
 from ..kraft.records import DECODE_ERRORS, METADATA, RESOLVED
 from .inputs import LoadPlan
-from .file_kind import check_kafka_file
+from .file_kind import not_kafka_file
 from .reader import FileReader
 
 
@@ -221,8 +221,9 @@ class LogWalk:
     def __iter__(self) -> Iterator[LogBatch]:
         reader, window = self.reader, self.window
         buf = reader.buf
-        if reader._from_file:
-            check_kafka_file(buf, self.path)
+        foreign = not_kafka_file(buf, self.path) if reader._from_file else None
+        if foreign is not None:
+            raise foreign
         view = memoryview(buf) if len(buf) else b""
         scanner = BatchScanner(buf, self.path, verify_crc=False, skip=True)
         problems = scanner.problems

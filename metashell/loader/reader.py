@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from ..errors import CorruptDataError, InputError, MetashellError, RecordDecodeError
-from .file_kind import check_kafka_file
+from .file_kind import not_kafka_file
 from ..kraft import catalog
 from ..kraft.batch import HEADER, HEADER_SIZE, LOG_OVERHEAD, BatchHeader, BatchScanner
 from ..kraft.compression import decompress
@@ -169,8 +169,12 @@ class FileReader:
         self.shortcuts = None if shortcuts is None else shortcuts(self)
 
     def __iter__(self):
-        if self._from_file:
-            check_kafka_file(self.buf, self.path)
+        foreign = not_kafka_file(self.buf, self.path) if self._from_file else None
+        if foreign is not None:
+            if not self.skip_damage:
+                raise foreign
+            self.summary.problems = [foreign]   # nothing in it can be read
+            return
         scanner = BatchScanner(self.buf, self.path, verify_crc=self.verify_crc,
                                skip=self.skip_damage)
         try:

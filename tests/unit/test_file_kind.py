@@ -11,7 +11,7 @@ import random
 import pytest
 from tests.support.replay import Log, broker, topic, uid
 
-from metashell.errors import InputError
+from metashell.loader.file_kind import NotKafkaFileError
 from metashell.session.files import open_session
 
 
@@ -20,7 +20,7 @@ def test_random_bytes_are_not_a_kafka_file(tmp_path):
     data = bytearray(random.Random(7).randbytes(5000))
     data[16] = 0x9C
     path.write_bytes(bytes(data))
-    with pytest.raises(InputError) as e:
+    with pytest.raises(NotKafkaFileError) as e:
         open_session(path)
     text = str(e.value)
     assert text.startswith(f"{path}: not a Kafka log segment or snapshot (byte 16, a record "
@@ -33,7 +33,7 @@ def test_random_bytes_are_not_a_kafka_file(tmp_path):
 def test_a_text_file_is_not_a_kafka_file(tmp_path, name):
     path = tmp_path / name
     path.write_text("# Licensed to the Apache Software Foundation\nbroker.id=1\n")
-    with pytest.raises(InputError) as e:
+    with pytest.raises(NotKafkaFileError) as e:
         open_session(path)
     assert str(e.value) == (f'{path}: not a Kafka log segment or snapshot (byte 16, a record '
                             f'batch\'s magic, is 101, not 2; it starts with text "# Licensed '
@@ -44,7 +44,7 @@ def test_a_metadata_dir_holding_one_names_it(tmp_path):
     part = tmp_path / "__cluster_metadata-0"
     part.mkdir()
     (part / "00000000000000000000.log").write_bytes(b"\x01" * 16 + b"x" * 200)
-    with pytest.raises(InputError, match=r"00000000000000000000\.log: not a Kafka log segment"):
+    with pytest.raises(NotKafkaFileError, match=r"00000000000000000000\.log: not a Kafka log segment"):
         open_session(tmp_path)
 
 
@@ -67,6 +67,6 @@ def test_nothing_is_written_where_it_reads(tmp_path):
     path = tmp_path / "x.log"
     path.write_text("not kafka at all, not at all\n" * 3)
     before = sorted(os.listdir(tmp_path))
-    with pytest.raises(InputError):
+    with pytest.raises(NotKafkaFileError):
         open_session(path)
     assert sorted(os.listdir(tmp_path)) == before
