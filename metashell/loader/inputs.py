@@ -29,7 +29,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import InputError
-from .side_files import META_PROPERTIES, QUORUM_STATE, read_meta_properties, read_quorum_state
+from .side_files import (META_PROPERTIES, METADATA_TOPIC_ID, QUORUM_STATE,
+                         read_meta_properties, read_partition_topic_id, read_quorum_state)
 
 __all__ = [
     "PARTITION_DIR", "BOOTSTRAP_NAME", "KINDS",
@@ -303,6 +304,7 @@ def _classify_directory(path: Path) -> str:
         return "logdir"
     if path.name == PARTITION_DIR:
         return "partition-dir"
+    _refuse_topic_partition(path)
     other_logs = []
     for e in entries:
         if _is_metadata_name(e.name) and _is_file(e):
@@ -323,6 +325,23 @@ def _classify_directory(path: Path) -> str:
             f"<offset>-<epoch>.checkpoint; pass a file directly to read it anyway); "
             + EXPECTED))
     raise InputError(path, "no KRaft metadata files in this directory; " + EXPECTED)
+
+
+def _refuse_topic_partition(path: Path) -> None:
+    """:class:`InputError` when ``path`` is an ordinary topic's partition
+    directory (``orders-0/`` beside ``__cluster_metadata-0/`` in a broker's data
+    dir): its ``partition.metadata`` names a topic id other than the metadata
+    log's, and its records are a topic's messages, not metadata records."""
+    topic_id = read_partition_topic_id(path)
+    if topic_id is None or topic_id == METADATA_TOPIC_ID:
+        return
+    topic, _, number = path.name.rpartition("-")
+    which = (f"topic {topic!r} partition {number}" if topic and number.isdigit()
+             else "an ordinary topic's partition")
+    raise InputError(path, (
+        f"not the metadata log: the log of {which} (partition.metadata names topic id "
+        f"{topic_id}, not __cluster_metadata's {METADATA_TOPIC_ID}); "
+        f"point at {PARTITION_DIR}/ or the directory holding it"))
 
 
 # ---------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The small files Kafka keeps beside its metadata log, read for display
 and planning: ``meta.properties`` (kraft-format.md 16.7), ``quorum-state``
-(16.8) and ``leader-epoch-checkpoint`` (where each epoch began).
+(16.8), ``leader-epoch-checkpoint`` (where each epoch began) and
+``partition.metadata`` (whose topic a partition directory holds).
 
 Read-only, and small: a file over ``_SMALL_FILE_LIMIT`` bytes is refused.
 """
@@ -16,6 +17,9 @@ from .properties import parse_properties
 META_PROPERTIES = "meta.properties"
 QUORUM_STATE = "quorum-state"
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+PARTITION_METADATA = "partition.metadata"
+#: The topic id Kafka gives ``__cluster_metadata`` (Uuid 0...01) in ``partition.metadata``.
+METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
 
 #: meta.properties and quorum-state are tiny; refuse to slurp anything big.
 _SMALL_FILE_LIMIT = 1024 * 1024
@@ -131,3 +135,17 @@ def read_epoch_starts(partdir) -> "dict[int, int]":
         if len(words) == 2 and all(w.lstrip("-").isdigit() for w in words):
             starts[int(words[0])] = int(words[1])
     return starts
+
+
+def read_partition_topic_id(partdir) -> "str | None":
+    """The ``topic_id`` a partition directory's ``partition.metadata`` names
+    (``version: 0`` then ``topic_id: <base64 uuid>``), or None when the file is
+    absent or not in that form: every partition directory of Kafka 2.8 on has
+    one, so it tells a topic's log from the metadata log without reading records."""
+    try:
+        text = _read_small(Path(partdir) / PARTITION_METADATA).decode("ascii")
+    except (OSError, InputError, UnicodeDecodeError):
+        return None
+    fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+    topic_id = fields.get("topic_id", "").strip()
+    return topic_id or None

@@ -39,7 +39,7 @@ from .workload import version_tuple
 
 # kafka-topics --describe's filter -> partitions' state option
 STATE_OF_FILTER = {"": None, "--under-replicated-partitions": "--under-replicated",
-                   "--unavailable-partitions": "--offline",
+                   "--unavailable-partitions": "--unavailable",
                    "--under-min-isr-partitions": "--under-min-isr",
                    "--at-min-isr-partitions": "--at-min-isr"}
 CONTROLLER = 1
@@ -76,15 +76,7 @@ def broker_synonym_topic_configs(kafka_run) -> "set[str]":
             if any((s[0] if isinstance(s, tuple) else s) in own for s in synonyms)}
 
 
-# Kafka leaves a partition's adding replicas out of under-replicated (issue #30 item 1):
-# partitions' state follows once its definition does
-UNDER_REPLICATED_PENDING = pytest.mark.xfail(
-    strict=True, reason="partitions --under-replicated still counts the replicas being added")
-FILTER_PARAMS = [pytest.param(f, marks=UNDER_REPLICATED_PENDING)
-                 if f == "--under-replicated-partitions" else f for f in TOPIC_FILTERS]
-
-
-@pytest.mark.parametrize("kafka_filter", FILTER_PARAMS, ids=lambda f: f or "all")
+@pytest.mark.parametrize("kafka_filter", TOPIC_FILTERS, ids=lambda f: f or "all")
 def test_kafka_topics_describe_as_partitions_prints_it(kafka_run, seen, kafka_filter):
     path, offset = seen
     state = STATE_OF_FILTER[kafka_filter]
