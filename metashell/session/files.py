@@ -185,6 +185,22 @@ def open_session(path, *, until_offset: int | None = None, until_time: int | Non
         return _open(path, limit, show_secrets, progress)
 
 
+def _refuse_foreign_records(path, tally) -> None:
+    """:class:`InputError` when records were read and not one is a metadata
+    record (each undecodable as one): a topic's own log (its messages) or some
+    other log in Kafka's format, not the metadata log. A warning per record
+    and an empty tree would say nothing of what is wrong."""
+    if tally.applied or not tally.skipped or tally.skipped != len(tally.problems):
+        return
+    if not all(p.message.startswith("undecodable ") for p in tally.problems):
+        return
+    first = tally.problems[0]
+    raise InputError(path, (
+        f"not the metadata log: none of its {tally.skipped} records is a metadata record "
+        f"({first}); a topic's partition log? point at __cluster_metadata-0/ or the "
+        "directory holding it"))
+
+
 def _open(path, limit: Limit, show_secrets, progress) -> Session:
     until_offset, until_time = limit.offset, limit.time
     plan = inputs.plan(path, until_offset=until_offset, offset_option=limit.offset_option)
@@ -201,6 +217,7 @@ def _open(path, limit: Limit, show_secrets, progress) -> Session:
             break
         loader.segment(engine, seg, findings, newest=seg is newest)
     engine.finish()
+    _refuse_foreign_records(path, engine.tally)
     _check_log_end(plan, engine, loader.log_end, findings)
     beyond = past_end(limit, Point(engine.image.last_offset, engine.image.last_time),
                       read_to_end=not engine.reached_limit

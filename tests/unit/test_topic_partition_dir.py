@@ -9,6 +9,7 @@ import shutil
 import pytest
 
 from metashell.errors import InputError
+from metashell.kraft.writer import LogWriter, Out, record
 from metashell.loader.inputs import classify
 from tests.support.cli import run_cli
 from tests.support.paths import REPO
@@ -51,3 +52,38 @@ def test_the_metadata_partition_dir_under_another_name_still_loads(tmp_path):
     assert classify(d) == "partition-dir"
     status, out, _ = run_cli(["-s", str(d), "ls", "/topics"])
     assert status == 0 and "orders" in out.split()
+
+
+def _topic_segment(path):
+    """A segment of a topic's own messages (JSON and text values, some keyed),
+    as a producer's batches hold them: Kafka's format, no metadata record."""
+    w = LogWriter()
+    w.batch([Out(value=b'{"order": %d, "item": "widget"}' % i, key=b"k%d" % i) for i in range(5)])
+    w.batch([Out(value=b"hello world %d" % i) for i in range(3)])
+    w.write(path)
+
+
+@pytest.mark.parametrize("fast_path", ["1", "0"])
+def test_a_topic_log_without_partition_metadata_is_refused(tmp_path, monkeypatch, fast_path):
+    """No partition.metadata to go by (a segment copied out, an old dir): the
+    records themselves are not metadata records, and that is one error, exit 1."""
+    monkeypatch.setenv("METASHELL_FAST_PATH", fast_path)
+    d = tmp_path / "orders-1"
+    d.mkdir()
+    _topic_segment(d / "00000000000000000000.log")
+    for target in (d, d / "00000000000000000000.log"):
+        status, out, err = run_cli(["-s", str(target), "ls", "/topics"])
+        assert (status, out) == (1, "")
+        assert err.count("\n") == 1, err
+        assert ("not the metadata log: none of its 8 records is a metadata record "
+                "(00000000000000000000.log offset 0: undecodable") in err
+
+
+def test_one_undecodable_record_among_metadata_is_still_a_warning(tmp_path):
+    """A metadata log with one record it cannot decode loads, warning of it."""
+    w = LogWriter()
+    w.batch([record("FeatureLevelRecord", name="metadata.version", featureLevel=7),
+             Out(value=b"not a metadata record")])
+    w.write(tmp_path / "00000000000000000000.log")
+    status, out, err = run_cli(["-s", str(tmp_path), "cat", "/features/metadata.version"])
+    assert status == 0 and "undecodable" in err and "not the metadata log" not in err
