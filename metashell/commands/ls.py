@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from metashell.commands.base import (FAILED, NOT_FOUND, OK, Command, basename, expand,
                                      has_glob, shown)
 from metashell.fs import paths
@@ -64,6 +66,23 @@ def _entry(ctx, name: str, node, path: str) -> dict:
     if note:
         entry["note"] = note
     return entry
+
+
+#: how a reason for an unknown time names the row's own offset (the row shows it)
+_UNKNOWN_OFFSET = re.compile(r"^offset \d+ is ")
+
+
+def _row_note(node, entry: dict, reasons: dict) -> "str | None":
+    """The note of a row of ``ls -l``: a broker's start whose time is unknown
+    names its reason by number, and ``reasons`` (reason -> number) collects
+    them to be said once under the table, not once per broker."""
+    fields = node.note_fields() if node.is_dir else None
+    if not fields or fields.get("registeredAt") is not None or not fields.get("why"):
+        return entry.get("note")
+    why = _UNKNOWN_OFFSET.sub("", fields["why"])
+    offset = fields.get("registeredAtOffset")
+    at = "" if offset is None else f" at offset {offset}"
+    return f"registered{at}, time unknown [{reasons.setdefault(why, len(reasons) + 1)}]"
 
 
 def _under(path: str, pairs) -> list[tuple]:
@@ -204,19 +223,22 @@ Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
         if long:
             if entries is None:
                 entries = _under(path, _children(directory))
-            rows = []
+            rows, reasons = [], {}
             for name, node, at in entries:
                 e = _entry(ctx, name, node, at)
                 spec = _style(node)
                 shown_name = style(name, spec, ctx.color and bool(spec))
-                if "note" in e:
-                    shown_name += f"  ({e['note']})"
+                note = _row_note(node, e, reasons)
+                if note:
+                    shown_name += f"  ({note})"
                 mark = SNAPSHOT_MARK if e["fromSnapshot"] else ""
                 rows.append(["d" if node.is_dir else "-", str(e["size"]),
                              "-" if e["offset"] is None else mark + str(e["offset"]),
                              mark + e["time"] if e["time"] else "-", shown_name])
             if rows:
                 ctx.write_lines(table_lines([_LONG_HEADER] + rows, right=(1, 2)))
+            for why, number in reasons.items():
+                ctx.write(f"[{number}] time unknown: {why}")
             return
         if entries is None:
             names = directory.children()

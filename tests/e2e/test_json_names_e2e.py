@@ -30,7 +30,7 @@ def test_a_partition_has_the_same_fields_in_cat_and_partitions():
     assert {"partitionId", "eligibleLeaderReplicas", "leaderRecoveryState", "addingReplicas",
             "removingReplicas", "lastKnownElr", "isr", "replicas", "leader"} <= shared
     assert {k: row[k] for k in shared} == {k: data[k] for k in shared}
-    assert row["topicName"] == "orders" and set(row) - set(data) == {"topicName", "minIsr"}
+    assert row["topicName"] == "orders" and set(row) - set(data) == {"topicName", "minIsr", "minIsrSource"}
 
 
 def test_brokers_name_a_broker_as_the_tree_does():

@@ -158,10 +158,13 @@ def test_ls_l_shows_starts_and_reasons(retained):
     assert status == 0
     lines = out.splitlines()[1:]   # under the header
     assert lines[0].endswith(f"1  (registered 2023-11-14T22:30:00.000Z at offset {again})")
-    assert lines[1].endswith("2  (registered at offset 2, time unknown: offset 2 is before the first "
-                             "segment, 00000000000000000010.log, which starts at 10; the segments "
-                             "holding it were deleted once a snapshot covered them)")
+    assert lines[1].endswith("2  (registered at offset 2, time unknown [1])")
     assert lines[2].endswith(f"3  (registered 2023-11-14T22:26:17.000Z at offset {b3})")
+    # each reason said once, under the table, by its number
+    assert ("[1] time unknown: before the first segment, 00000000000000000010.log, which "
+            "starts at 10; the segments holding it were deleted once a snapshot covered them"
+            in lines)
+    assert out.count("deleted once a snapshot covered them") == 1
     status, out = sh(path, "ls", "-l", "/brokers/2")
     assert "registeredAt  (offset 2 is before the first segment" in out
     status, out = sh(path, "-o", "json", "ls", "-l", "/brokers/8")
