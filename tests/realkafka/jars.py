@@ -2,10 +2,8 @@
 
 Each release's jars are copied by ``mvn dependency:copy-dependencies`` from a
 generated pom into a cache outside the repository,
-``${METASHELL_KAFKA_CACHE:-~/.cache/metashell/kafka}/VERSION/<kind>/``. Several
-test processes may ask for the same release at once, so resolution holds a
-file lock and builds in a temporary directory renamed into place when whole:
-a half-resolved directory is never used.
+``${METASHELL_KAFKA_CACHE:-~/.cache/metashell/kafka}/VERSION/<kind>/``
+(``tests/support/maven.py``: locked, whole or not at all).
 
 Kafka 3.x logs through SLF4J 1 to log4j 1 (reload4j here), 4.x to log4j2; the
 class path carries the binding and the backend, and ``log_config`` a quiet
@@ -15,14 +13,14 @@ configuration (WARN, to ``server.log`` in the directory given by the
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
+
+from tests.support.maven import resolved_jars
 
 HERE = Path(__file__).resolve().parent
 VERSIONS_FILE = HERE / "versions.txt"
@@ -167,66 +165,11 @@ def _write_atomically(path: Path, text: str) -> None:
 
 
 def _classpath(version: str, kind: str, artifacts) -> str:
-    jars_dir = _resolved_dir(version, kind, artifacts)
-    jars = sorted(p for p in jars_dir.iterdir() if p.suffix == ".jar")
-    return os.pathsep.join(str(p) for p in jars)
+    return os.pathsep.join(str(p) for p in _resolved_jars(version, kind, artifacts))
 
 
-def _resolved_dir(version: str, kind: str, artifacts) -> Path:
-    """The directory of ``kind``'s jars for ``version``, resolving it once."""
-    final = cache_root() / version / kind
-    if (final / ".complete").exists():
-        return final
-    require_java_and_maven()
-    final.parent.mkdir(parents=True, exist_ok=True)
-    with open(final.parent / f".{kind}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (final / ".complete").exists():
-            _resolve_into(final, artifacts)
-    return final
-
-
-def _resolve_into(final: Path, artifacts) -> None:
-    """Copy ``artifacts`` and their runtime dependencies into ``final``, atomically."""
-    work = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}-"))
-    try:
-        (work / "pom.xml").write_text(_pom(artifacts))
-        jars = work / "jars"
-        _run_maven(work, jars)
-        (jars / ".complete").write_text("")
-        if final.exists():
-            shutil.rmtree(final)
-        os.rename(jars, final)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
-
-def _run_maven(work: Path, out: Path) -> None:
-    repo = cache_root() / "m2"
-    cmd = ["mvn", "-q", "-B", "-f", str(work / "pom.xml"),
-           f"-Dmaven.repo.local={repo}",
-           "dependency:copy-dependencies", "-DincludeScope=runtime",
-           f"-DoutputDirectory={out}"]
-    done = subprocess.run(cmd, cwd=work, capture_output=True, text=True,
-                          timeout=MAVEN_TIMEOUT_S)
-    if done.returncode != 0:
-        tail = (done.stdout + done.stderr)[-3000:]
-        raise RuntimeError(f"maven could not resolve {work / 'pom.xml'}:\n{tail}")
-
-
-def _pom(artifacts) -> str:
-    deps = "\n".join(
-        f"    <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId>"
-        f"<version>{v}</version></dependency>" for g, a, v in artifacts)
-    return f"""<?xml version="1.0" encoding="UTF-8"?>
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>metashell.tests</groupId>
-  <artifactId>realkafka-classpath</artifactId>
-  <version>0</version>
-  <packaging>pom</packaging>
-  <dependencies>
-{deps}
-  </dependencies>
-</project>
-"""
+def _resolved_jars(version: str, kind: str, artifacts) -> "list[Path]":
+    """``kind``'s jars for ``version``, resolved once (Java and Maven needed then)."""
+    if not (cache_root() / version / kind / ".complete").exists():
+        require_java_and_maven()
+    return resolved_jars(cache_root(), version, kind, artifacts, MAVEN_TIMEOUT_S)
