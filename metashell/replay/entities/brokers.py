@@ -42,20 +42,20 @@ def _broker(delta, bid: int, epoch: int, action: str) -> BrokerState:
 
 
 def fence_broker(delta, rec: Record) -> None:
-    d = rec.data
-    if d is None:
-        return
-    b = _broker(delta, d["id"], d["epoch"], "fence")
-    b.fenced = True
-    delta.touch(b, ("broker", b.broker_id), rec)
+    _set_fenced(delta, rec, True)
 
 
 def unfence_broker(delta, rec: Record) -> None:
+    _set_fenced(delta, rec, False)
+
+
+def _set_fenced(delta, rec: Record, fenced: bool) -> None:
+    """A FenceBrokerRecord or UnfenceBrokerRecord: the broker of that id and epoch."""
     d = rec.data
     if d is None:
         return
-    b = _broker(delta, d["id"], d["epoch"], "unfence")
-    b.fenced = False
+    b = _broker(delta, d["id"], d["epoch"], "fence" if fenced else "unfence")
+    b.fenced = fenced
     delta.touch(b, ("broker", b.broker_id), rec)
 
 
