@@ -9,7 +9,6 @@ Nothing here knows about commands or the shell: values in, text out.
   column-major layout (``LsCommandHandler.calculateColumnSchema``).
 * ``table_lines``: aligned columns for ``ls -l`` and ``changes``.
 * ``iso_time``: ISO-8601 UTC with milliseconds.
-* ``tree_text_lines`` / ``write_tree_json``: ``tree`` in text and JSON.
 * ``summary_lines``: ``summary`` in text.
 * ``style`` / ``highlight_json``: colour via rich, only when asked.
 """
@@ -21,7 +20,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from . import timefmt
 
@@ -322,84 +321,6 @@ def table_lines(rows: Sequence[Sequence[str]], right: Iterable[int] = (),
                 cells.append(cell.ljust(widths[i]))
         lines.append("  ".join(cells))
     return lines
-
-
-# --------------------------------------------------------------------------- tree
-
-def _children(node) -> Iterator[tuple[str, Any]]:
-    """(name, child) for every listed child that exists (a listed name whose
-    ``child()`` is ``None`` is skipped, not an error)."""
-    return node.entries()
-
-
-def tree_text_lines(node, indent: int = 0) -> Iterator[str]:
-    """The text ``tree``: the start node's own name is not printed; each
-    child prints as ``name:`` and its content follows two spaces deeper.
-    A file's value prints as in ``cat``, every line indented. A file as the
-    start node prints its value at ``indent``. Each piece is one line, or
-    several joined by newlines where a node makes its subtree at once
-    (``Node.tree_lines``)."""
-    pad = " " * indent
-    if not node.is_dir:
-        text = node.text()
-        if text is not None:
-            yield pad + text       # Kafka's printer indents the first line only
-            return
-        text = value_text(node.shown_value())
-        for line in text.split("\n"):
-            yield pad + line
-        return
-    whole = node.tree_lines(indent)
-    if whole is not None:
-        yield from whole
-        return
-    for name, child in _children(node):
-        yield f"{pad}{name}:"
-        yield from tree_text_lines(child, indent + 2)
-
-
-def write_tree_json(node, write: Callable[[str], Any]) -> None:
-    """Stream the JSON ``tree`` of ``node`` (a directory is an object of its
-    children, a file is its value) to ``write``, without building the whole
-    document in memory."""
-    buf: list[str] = []
-    size = 0
-
-    def emit(text: str) -> None:
-        nonlocal size
-        buf.append(text)
-        size += len(text)
-        if size >= 65536:
-            flush()
-
-    def flush() -> None:
-        nonlocal size
-        if buf:
-            write("".join(buf))
-            buf.clear()
-            size = 0
-
-    def visit(n) -> None:
-        if not n.is_dir:
-            emit(json_text(n.value()))
-            return
-        whole = n.tree_json()
-        if whole is not None:
-            emit(whole)
-            return
-        emit("{")
-        first = True
-        for name, child in _children(n):
-            if not first:
-                emit(",")
-            first = False
-            emit(json_text(name))
-            emit(":")
-            visit(child)
-        emit("}")
-
-    visit(node)
-    flush()
 
 
 # --------------------------------------------------------------------------- summary

@@ -5,6 +5,7 @@ from __future__ import annotations
 from metashell.commands.base import (FAILED, IS_A_DIRECTORY, NOT_FOUND, OK, Command, has_glob,
                                      shown)
 from metashell.errors import MetashellError
+from metashell.fs.bulk import file_texts, shown_text
 from metashell.fs.glob import iter_expand, iter_file_groups, matches_below
 from metashell.render import highlight_json, json_text, value_text
 
@@ -65,14 +66,14 @@ Errors: 'cat: PATH: no such file or directory' when nothing matches,
         """``(match, None)`` for each match of ``target``, or ``(None, (path,
         text))`` for a file whose text its parent made with its siblings'
         (text output of ``.../*/NAME``: a topic's partitions' data, see
-        ``Node.file_texts``), in the order of the matches."""
+        ``Bulk.file_texts``), in the order of the matches."""
         groups = None if ctx.json else iter_file_groups(ctx.root, ctx.cwd, target)
         if groups is None:
             for match in iter_expand(ctx.root, ctx.cwd, target):
                 yield match, None
             return
         for parent, name in groups:
-            texts = parent.node.file_texts(name)
+            texts = file_texts(parent.node, name)
             if texts is None:
                 for match in matches_below(parent, name):
                     yield match, None
@@ -95,7 +96,7 @@ Errors: 'cat: PATH: no such file or directory' when nothing matches,
             if ctx.json:
                 value = match.node.value()
             else:   # the text of the shown value, when the node makes it cheaper
-                made = match.node.shown_text()
+                made = shown_text(match.node)
                 value = match.node.shown_value() if made is None else None
         except MetashellError as e:
             ctx.error(f"cat: {shown(target, match)}: {e}")

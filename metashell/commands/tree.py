@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from metashell.commands.base import FAILED, NOT_FOUND, OK, Command, expand, has_glob, shown
-from metashell.render import json_text, tree_text_lines, write_tree_json
+from metashell.fs.walk import tree_text_lines, write_tree_json
+from metashell.render import json_text
 
 
 class Tree(Command):

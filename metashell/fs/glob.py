@@ -25,7 +25,7 @@ import re
 from functools import lru_cache
 from typing import Iterator, NamedTuple
 
-from metashell.fs import paths
+from metashell.fs import bulk, paths
 from metashell.fs.node import Node
 
 Pattern = re.Pattern
@@ -225,7 +225,7 @@ def iter_file_groups(root: Node, cwd: str, pattern: str) -> "Iterator[tuple[Matc
     """When *pattern* ends in ``*/NAME`` (a literal name: ``/topics/*/*/data``),
     ``(parent, NAME)`` for each match of the pattern without these two
     components: the pattern's matches are then, parent after parent, each
-    listed child's ``NAME`` (:meth:`Node.file_texts` may make them all at
+    listed child's ``NAME`` (:meth:`~metashell.fs.bulk.Bulk.file_texts` may make them all at
     once; :func:`matches_below` finds them as :func:`iter_expand` does).
     None for any other pattern."""
     steps = _steps(cwd, pattern)
@@ -240,7 +240,7 @@ def matches_below(parent: Match, name: str) -> Iterator[Match]:
     node = parent.node
     if not node.is_dir:
         return
-    for child_name, child in node.entries():
+    for child_name, child in bulk.entries(node):
         found = child.child(name)
         if found is not None:
             here = parent.components + [child_name, name]
@@ -260,7 +260,7 @@ def _candidates(node: Node, step: "tuple[Pattern | None, str]") -> Iterator[tupl
     if not node.is_dir:
         return
     if regex.pattern == _ANY:
-        yield from node.entries()
+        yield from bulk.entries(node)
         return
     for child_name in node.children():
         if regex.fullmatch(child_name):

@@ -19,6 +19,7 @@ from __future__ import annotations
 from ..kraft import enums
 from ..timefmt import iso_time
 from . import kafka_text as kt
+from .bulk import Bulk
 from .node import Node, TextLeaf
 from .tree import (DEFAULT_NAME, existing_partitions, View, ViewDir, acl_value, broker_registration, controller_value,
                    scram_value, token_value)
@@ -31,9 +32,9 @@ CONFIG_TYPES = {tree: enums.CONFIG_RESOURCE_TYPES[code]
                 for code, tree in enums.CONFIG_RESOURCE_TREE_NAMES.items()}
 
 
-class _ImageDir(ViewDir):
+class _ImageDir(ViewDir, Bulk):
     """A directory of the view: ``_entries()`` maps names to node factories,
-    listed in Java's order."""
+    listed in Java's order (its :class:`Bulk` entries make the mapping once)."""
 
     def _entries(self) -> dict:
         return {}
@@ -44,6 +45,9 @@ class _ImageDir(ViewDir):
     def child(self, name: str):
         make = self._entries().get(name)
         return make() if make is not None else None
+
+    def bulk(self):
+        return self
 
     def entries(self):
         """Every child, from one ``_entries()`` (a lookup by name each would
@@ -186,8 +190,9 @@ class TopicIndexDir(ViewDir):
         return TopicDir(name, self.view, t) if t is not None else None
 
 
-class TopicDir(ViewDir):
-    """``id``, ``name`` and one file per partition."""
+class TopicDir(ViewDir, Bulk):
+    """``id``, ``name`` and one file per partition (its :class:`Bulk`: its
+    partitions' names and Kafka's text of them made at once)."""
 
     def __init__(self, name, view, topic):
         super().__init__(name, view)
@@ -213,6 +218,9 @@ class TopicDir(ViewDir):
             return None
         return TextLeaf(name, compute=state.to_json, text=lambda: kt.partition(state),
                         change=state.change)
+
+    def bulk(self):
+        return self
 
     def subtree_names(self, memo):
         """Its files as a walk reaches them (partitions, ``id`` and ``name``

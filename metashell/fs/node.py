@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from ..gcpause import kept_old
+from .bulk import Bulk
 
 #: a node's ``ls -l`` remark: text, or a function giving it when asked (so that
 #: a remark that costs a lookup is made only when ``ls -l`` shows it)
@@ -55,52 +56,11 @@ class Node:
         a delegation token's times as ISO-8601); ``-o json`` keeps the value."""
         return self.value()
 
-    def shown_text(self) -> "str | None":
-        """``render.value_text(self.shown_value())`` when the node makes it
-        cheaper (a partition's ``data``: one format, no encoding and
-        re-indenting), None otherwise: ``cat`` in text mode asks first."""
-        return None
-
-    def entries(self) -> "Iterable[tuple[str, Node]]":
-        """``(name, child)`` of every listed child that exists, in listing
-        order: what walks read (``find``, ``tree``). A directory of many
-        children may make them all at once, without a lookup by name each."""
-        for name in self.children():
-            child = self.child(name)
-            if child is not None:
-                yield name, child
-
-    def tree_json(self) -> "str | None":
-        """The JSON text (compact, as ``render.json_text`` writes it) of the
-        whole subtree (a directory: an object of its children; a file: its
-        value) when the node can make it at once, cheaper than walking it
-        (a topic: one document of its partitions); None to be walked."""
-        return None
-
-    def tree_lines(self, indent: int) -> "Iterable[str] | None":
-        """The text ``tree`` of the whole subtree (its children, ``indent``
-        spaces in) when the node can make it at once, cheaper than walking
-        it (a topic: its partitions' lines without a node each), as pieces
-        of one or more whole lines (no final newline); None to be walked."""
-        return None
-
-    def file_texts(self, name: str) -> "Iterable[tuple[str, str]] | None":
-        """``(child, text)`` for each listed child that has a file ``name``
-        (what ``*/name`` matches here), in listing order, its text as
-        ``cat`` shows it before any colour (``shown_text``, else the value
-        text of its shown value), when the node can make them at once,
-        cheaper than a lookup each (a topic: its partitions' ``data``, read
-        from their bytes); None to be walked."""
-        return None
-
-    def subtree_names(self, memo: dict) -> "list[tuple[str, bool]] | None":
-        """``(path below this node, is_dir)`` of everything below it, in the
-        order a walk reaches it, when the node can list them at once,
-        cheaper than walking it (a topic: its partitions' names without a
-        node each, no partition folded into a state); None to be walked.
-        ``memo`` is shared by one walk: what one view of a thing found
-        another view of it may reuse (a topic's existing partitions, as
-        ``find /`` lists each topic under four paths)."""
+    def bulk(self) -> "Bulk | None":
+        """What this node can make at once for whole-tree commands, faster
+        than walking it (:class:`~metashell.fs.bulk.Bulk`: a topic's
+        partitions from its runs' bytes), or None (the default): for speed
+        only, every answer equals the general walk's."""
         return None
 
     def last_change(self) -> "tuple[int, int] | None":
@@ -132,8 +92,9 @@ class Node:
         return f"<{type(self).__name__} {self.name!r}>"
 
 
-class Leaf(Node):
-    """A file whose value is computed on demand (or given)."""
+class Leaf(Node, Bulk):
+    """A file whose value is computed on demand (or given); given
+    ``shown_text``, its text output is made cheaper (its :class:`Bulk`)."""
 
     def __init__(self, name: str, value: Any = None, *, compute: Callable[[], Any] | None = None,
                  change: "tuple[int, int] | None" = None, note: "Note" = None,
@@ -156,8 +117,11 @@ class Leaf(Node):
         value = self.value()
         return value if self._shown is None else self._shown(value)
 
+    def bulk(self):
+        return None if self._shown_text is None else self
+
     def shown_text(self):
-        return self._shown_text() if self._shown_text is not None else None
+        return self._shown_text()
 
     def last_change(self):
         return self._change

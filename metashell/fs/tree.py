@@ -19,6 +19,7 @@ from ..queries.registration import registration_offset, registration_time
 from ..render import json_text, value_text
 from ..replay import partition_model
 from ..timefmt import iso_time
+from .bulk import Bulk
 from .node import DictDir, Leaf, Node, TextLeaf, sort_names
 from .old_paths import PRODUCER_IDS
 from .paths import plain_id
@@ -183,9 +184,10 @@ class TopicsDir(ViewDir):
         return TopicDir(name, self.view, t) if t is not None else None
 
 
-class TopicDir(ViewDir):
+class TopicDir(ViewDir, Bulk):
     """``id``, ``name`` and one directory per partition (partitions first,
-    numerically; a topic may have thousands)."""
+    numerically; a topic may have thousands): its :class:`Bulk` answers make
+    every partition at once, from its runs' bytes where they can."""
 
     def __init__(self, name, view, topic):
         super().__init__(name, view)
@@ -214,6 +216,9 @@ class TopicDir(ViewDir):
         if state is None:   # only undecodable PartitionRecords: Kafka never created it
             return None
         return PartitionDir(name, self.view, t, pid, state)
+
+    def bulk(self):
+        return self
 
     def entries(self):
         """Every partition folded at once (as a listing does), then id and name."""
@@ -300,7 +305,10 @@ def existing_partitions(topic, memo: dict) -> list:
     return got[1]
 
 
-class PartitionDir(ViewDir):
+class PartitionDir(ViewDir, Bulk):
+    """A partition: its ``data`` (its :class:`Bulk`: its one entry without
+    a listing and a lookup, as a walk reaches a million of them)."""
+
     def __init__(self, name, view, topic, pid: int, state=None):
         super().__init__(name, view)
         self.topic = topic
@@ -325,6 +333,9 @@ class PartitionDir(ViewDir):
         # output names the codes Kafka prints by name (leaderRecoveryState)
         return Leaf("data", compute=state.to_json, shown=partition_model.shown, change=state.change,
                     shown_text=lambda: partition_model.data_text(state))
+
+    def bulk(self):
+        return self
 
     def entries(self):
         data = self.child("data")

@@ -1,12 +1,16 @@
-"""Depth-first walks of the virtual tree, for ``find`` (and the tests' and
-bench's reading of every node)."""
+"""Depth-first walks of the virtual tree: ``find`` (and the tests' and
+bench's reading of every node) and ``tree`` in text and JSON. A node's
+:class:`~metashell.fs.bulk.Bulk` answers stand in for walking it where it
+offers them."""
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator, TypeVar
+from typing import Any, Callable, Iterable, Iterator, TypeVar
 
+from metashell.fs import bulk
 from metashell.fs.node import Node
 from metashell.fs.paths import child_path
+from metashell.render import json_text, value_text
 
 Item = TypeVar("Item")
 
@@ -23,11 +27,12 @@ def walk(node: Node, path_text: str) -> Iterator[tuple[str, Node]]:
 def walk_names(node: Node, path_text: str) -> Iterator[tuple[str, bool]]:
     """``(path_text, is_dir)`` of what :func:`walk` yields, in its order,
     where a node that lists its whole subtree at once
-    (:meth:`Node.subtree_names`) is not walked node by node: what ``find``
+    (:meth:`~metashell.fs.bulk.Bulk.subtree_names`) is not walked node by node: what ``find``
     needs, paths and kinds only. One memo serves the whole walk (a topic's
     existing partitions found once for all its views)."""
     memo: dict = {}
-    return _depth_first(node, path_text, _is_dir, lambda directory: directory.subtree_names(memo))
+    return _depth_first(node, path_text, _is_dir,
+                        lambda directory: bulk.subtree_names(directory, memo))
 
 
 def _itself(node: Node) -> Node:
@@ -58,7 +63,8 @@ def _depth_first(node: Node, path_text: str, item: Callable[[Node], Item],
             yield prefix + sub, it
         return
     # per directory the prefix of its children's paths (child_path's, made once)
-    stack = [(prefix, iter(node.entries()))]
+    entries_of = bulk.entries
+    stack = [(prefix, iter(entries_of(node)))]
     while stack:
         prefix, entries = stack[-1]
         for name, child in entries:
@@ -67,7 +73,7 @@ def _depth_first(node: Node, path_text: str, item: Callable[[Node], Item],
             if child.is_dir:
                 listed = whole(child)
                 if listed is None:
-                    stack.append((text + "/", iter(child.entries())))
+                    stack.append((text + "/", iter(entries_of(child))))
                 else:
                     text += "/"
                     for sub, it in listed:
@@ -75,3 +81,73 @@ def _depth_first(node: Node, path_text: str, item: Callable[[Node], Item],
             break
         else:
             stack.pop()
+
+
+def tree_text_lines(node, indent: int = 0) -> Iterator[str]:
+    """The text ``tree``: the start node's own name is not printed; each
+    child prints as ``name:`` and its content follows two spaces deeper.
+    A file's value prints as in ``cat``, every line indented. A file as the
+    start node prints its value at ``indent``. Each piece is one line, or
+    several joined by newlines where a node makes its subtree at once
+    (:meth:`~metashell.fs.bulk.Bulk.tree_lines`)."""
+    pad = " " * indent
+    if not node.is_dir:
+        text = node.text()
+        if text is not None:
+            yield pad + text       # Kafka's printer indents the first line only
+            return
+        text = value_text(node.shown_value())
+        for line in text.split("\n"):
+            yield pad + line
+        return
+    whole = bulk.tree_lines(node, indent)
+    if whole is not None:
+        yield from whole
+        return
+    for name, child in bulk.entries(node):
+        yield f"{pad}{name}:"
+        yield from tree_text_lines(child, indent + 2)
+
+
+def write_tree_json(node, write: Callable[[str], Any]) -> None:
+    """Stream the JSON ``tree`` of ``node`` (a directory is an object of its
+    children, a file is its value) to ``write``, without building the whole
+    document in memory."""
+    buf: list[str] = []
+    size = 0
+
+    def emit(text: str) -> None:
+        nonlocal size
+        buf.append(text)
+        size += len(text)
+        if size >= 65536:
+            flush()
+
+    def flush() -> None:
+        nonlocal size
+        if buf:
+            write("".join(buf))
+            buf.clear()
+            size = 0
+
+    def visit(n) -> None:
+        if not n.is_dir:
+            emit(json_text(n.value()))
+            return
+        whole = bulk.tree_json(n)
+        if whole is not None:
+            emit(whole)
+            return
+        emit("{")
+        first = True
+        for name, child in bulk.entries(n):
+            if not first:
+                emit(",")
+            first = False
+            emit(json_text(name))
+            emit(":")
+            visit(child)
+        emit("}")
+
+    visit(node)
+    flush()

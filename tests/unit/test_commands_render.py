@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metashell.fs.node import Node, from_json
+from metashell.fs.walk import tree_text_lines, write_tree_json
 from metashell.render import (ColumnSchema, column_lines, column_schema, json_text,
-                              scalar_text, summary_lines, table_lines, tree_text_lines,
-                              value_text, write_tree_json)
+                              scalar_text, summary_lines, table_lines, value_text)
 
 ENTRIES = ["alphabet", "beta", "gamma", "theta", "zeta"]
 

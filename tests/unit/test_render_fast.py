@@ -1,7 +1,7 @@
 """The fast ways of printing values and walking the tree give exactly what
 the plain ways give: ``value_text`` against ``json.dumps(indent=2)``,
-``json_text`` against the compact ``json.dumps``, a topic's ``tree_json``
-and ``entries`` against walking it node by node."""
+``json_text`` against the compact ``json.dumps``, a topic's bulk
+``tree_json`` and ``entries`` against walking it node by node."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from tests.support.paths import EXAMPLE
 from metashell.fs.compare import subtree_value as walked   # children() and child(), node by node
-from metashell.render import _flat_object_text, json_text, value_text, write_tree_json
+from metashell.fs.walk import write_tree_json
+from metashell.render import _flat_object_text, json_text, value_text
 from metashell.session.files import open_session
 
 
@@ -90,8 +91,8 @@ def test_topic_tree_json_and_entries_are_the_walk():
     topics = root.child("topics")
     for name in topics.children():
         topic = topics.child(name)
-        assert topic.tree_json() == json_text(walked(topic))
-        assert [n for n, _ in topic.entries()] == topic.children()
+        assert topic.bulk().tree_json() == json_text(walked(topic))
+        assert [n for n, _ in topic.bulk().entries()] == topic.children()
     out = io.StringIO()
     write_tree_json(topics, out.write)
     assert json.loads(out.getvalue()) == walked(topics)

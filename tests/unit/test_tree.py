@@ -10,6 +10,7 @@ from metashell.kraft.writer import record
 from metashell.replay.image import Image
 from tests.support.replay import (Log, broker, cat, change, config, feature, leaves, load, ls, node,
                                  partition, topic, uid)
+from tests.support.walked import walked_text
 
 T1, T2 = uid(1), uid(2)
 TOP = ["acls", "brokers", "clientQuotas", "configs", "controllers", "delegationTokens", "features",
@@ -222,39 +223,23 @@ class TestOldShellPaths:
             assert (status, out) == self.run(s, "changes", new)[:2] and out, old
 
 
-def walked_tree_text(node, indent=0) -> list:
-    """``tree``'s text by walking every node (no ``Node.tree_lines``)."""
-    from metashell.render import value_text
-    pad = " " * indent
-    if not node.is_dir:
-        text = node.text()
-        if text is not None:
-            return [pad + text]
-        return [pad + line for line in value_text(node.shown_value()).split("\n")]
-    out = []
-    for name, child in node.entries():
-        out.append(f"{pad}{name}:")
-        out += walked_tree_text(child, indent + 2)
-    return out
-
-
 def test_a_topic_made_at_once_prints_as_walked(tmp_path):
     """Topics make their ``tree`` text at once (native and ``/image``): the
     same lines as walking their nodes."""
-    from metashell.render import tree_text_lines
+    from metashell.fs.walk import tree_text_lines
     s = load(tmp_path, *rich_cluster())
     for path in ("/", "/topics", "/topicIds", f"/topicIds/{T1}", "/image/topics",
                  "/image/topics/byName/foo", "/image"):
         n = node(s.root, path)
         for indent in (0, 2):
             made = "\n".join(tree_text_lines(n, indent)).split("\n")
-            assert made == walked_tree_text(n, indent), path
-    assert node(s.root, "/topics/foo").tree_lines(0) is not None
-    assert node(s.root, "/image/topics/byId/" + T1).tree_lines(0) is not None
+            assert made == walked_text(n, indent), path
+    assert node(s.root, "/topics/foo").bulk().tree_lines(0) is not None
+    assert node(s.root, "/image/topics/byId/" + T1).bulk().tree_lines(0) is not None
 
 
 def test_topics_listed_at_once_find_as_walked(tmp_path):
-    """``find`` lists a topic's subtree at once (``Node.subtree_names``,
+    """``find`` lists a topic's subtree at once (``Bulk.subtree_names``,
     native and ``/image``, each topic's partitions found once per walk): the
     same paths and kinds as walking its nodes, from anywhere."""
     from metashell.fs.walk import walk_names
@@ -263,5 +248,5 @@ def test_topics_listed_at_once_find_as_walked(tmp_path):
                  "/image/topics/byName/foo", "/image", "/brokers"):
         n = node(s.root, path)
         assert list(walk_names(n, path)) == [(p, c.is_dir) for p, c in walk(n, path)], path
-    assert node(s.root, "/topics/foo").subtree_names({}) is not None
-    assert node(s.root, "/image/topics/byId/" + T1).subtree_names({}) is not None
+    assert node(s.root, "/topics/foo").bulk().subtree_names({}) is not None
+    assert node(s.root, "/image/topics/byId/" + T1).bulk().subtree_names({}) is not None
