@@ -236,9 +236,9 @@ class TopicDir(ViewDir, Bulk):
         id), in pieces of up to a thousand lines."""
         t = self.topic
         partition = kt.partition
-        # Kafka's text, made from a run's bytes where it can be (kafka_text.run_registrations)
+        # Kafka's text, made from a run's bytes where it can be (kafka_text.RUN_REGISTRATIONS)
         texts = {str(p): got if type(got) is str else partition(got)
-                 for p, got in t.texts_made_by(kt.run_registrations).items()}
+                 for p, got in t.texts_made_by(kt.RUN_REGISTRATIONS).items()}
         pad, inner = " " * indent, "\n" + " " * (indent + 2)
         out = []
         for name in kt.java_sorted([*texts, "id", "name"]):

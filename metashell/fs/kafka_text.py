@@ -17,7 +17,8 @@ from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
 from ..kraft import enums
-from ..kraft.primitives import INT64_PAIR, UUID_TEXT
+from ..fast.run_texts import RunTexts
+from ..kraft.primitives import INT64_PAIR
 from ..replay.partition_model import layout_state
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -167,44 +168,28 @@ class _Slot(str):
 
 
 _SLOT = re.compile(r"\{\d+\}")
-_REGISTRATIONS: dict = {}   # run layout -> (format, integers per partition) or None
 
 
-def run_registrations(topic_id: str, layout: tuple, ints: tuple, uuids: tuple
-                      ) -> "list[str] | None":
-    """:func:`partition` of each partition of a run whose only record is
-    its PartitionRecord, from the values ``run_values`` read of its bytes
-    (``Engine.topic_texts``' ``make``; the topic id is not in the text):
-    one format per run layout, made by :func:`partition` itself from a
-    model state holding slots (``partition_model.layout_state``), so the
-    two cannot differ (``tree /image/topics`` at a million partitions:
-    no state folded). None when the layout is not one it writes."""
-    got = _REGISTRATIONS.get(layout, False)
-    if got is False:
-        if len(_REGISTRATIONS) >= 256:
-            _REGISTRATIONS.clear()
-        got = _REGISTRATIONS[layout] = _registration_format(layout)
-    if got is None:
-        return None
-    fmt, a = got
-    if not uuids:
-        return [fmt(*ints[j:j + a]) for j in range(0, len(ints), a)]
-    texts = tuple(map(UUID_TEXT.__getitem__, uuids))
-    d = len(texts) * a // len(ints)
-    return [fmt(*ints[j:j + a], *texts[k:k + d])
-            for j, k in zip(range(0, len(ints), a), range(0, len(texts), d))]
-
-
-def _registration_format(layout: tuple):
-    """``(str.format of the text, integers per partition)`` for
-    :func:`run_registrations`, or None (see there)."""
+def registration_format(layout: tuple, nl: "str | None" = None) -> "str | None":
+    """The ``str.format`` format (numbered fields) of :func:`partition` of
+    each partition of a run whose only record is its PartitionRecord, whose
+    values ``run_values`` read as ``layout`` (one line: ``nl`` is not used;
+    the topic id is not in the text), for :data:`RUN_REGISTRATIONS`: made
+    by :func:`partition` itself from a model state holding slots
+    (``partition_model.layout_state``), so the two cannot differ. None when
+    the layout is not one it writes."""
     state = layout_state(layout, lambda i: _Slot("{%d}" % i))
     if state is None:
         return None
     text = partition(state)
     if "{" in _SLOT.sub("", text) or "}" in _SLOT.sub("", text):
         return None   # a brace that is no slot: not a format
-    return text.format, sum(count for _, kind, count in layout if kind == "int")
+    return text
+
+
+#: :func:`partition` of each partition of a run, written from the values read of
+#: its bytes (``tree /image/topics`` at a million partitions: no state folded)
+RUN_REGISTRATIONS = RunTexts(registration_format, numbered=True)
 
 
 def acl(value: dict) -> str:

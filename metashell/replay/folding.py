@@ -166,9 +166,10 @@ class PartitionFolder:
         values are read from its bytes (``store.run_values``), its state
         (:meth:`fold_topic`) otherwise. ``make(topic id text, layout, ints,
         uuids)`` writes the texts of a run's partitions from those values,
-        or gives None for a layout it does not write
-        (:func:`~.partition_model.run_texts`, the native tree's;
-        ``fs.kafka_text.run_registrations``, Kafka's shell's)."""
+        or gives None for a layout it does not write (a
+        :class:`~metashell.fast.run_texts.RunTexts`:
+        :data:`~.partition_model.RUN_TEXTS`, the native tree's;
+        ``fs.kafka_text.RUN_REGISTRATIONS``, Kafka's shell's)."""
         texts, others = {}, []
         for entry in runs or ():
             ref, shape, pids, _ = run_fields(entry)

@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 from ..fast import deferred
 from ..fast.deferred import RUN_PARTITION_IDS
-from .partition_model import PartitionState, run_texts  # noqa: F401  (made from the catalog there)
+from .partition_model import RUN_TEXTS, PartitionState  # noqa: F401  (made from the catalog there)
 
 Change = tuple  # (offset, timestamp ms)
 
@@ -180,7 +180,7 @@ class TopicState:
         (``PartitionFolder.topic_texts``; ``nl``: each newline and the indentation
         after it, None for compact JSON), in id order: what ``cat`` and
         ``tree`` show of every partition of a topic."""
-        return self.texts_made_by(partial(run_texts, nl=nl))
+        return self.texts_made_by(partial(RUN_TEXTS, nl=nl))
 
     def texts_made_by(self, make: Callable) -> dict:
         """:meth:`partition_texts` in another format: ``make`` writes the

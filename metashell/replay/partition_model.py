@@ -57,8 +57,8 @@ from typing import Any, Callable, Mapping
 
 from ..kraft import enums
 from ..kraft.catalog import METADATA, METADATA_2_8
-from ..kraft.primitives import UUID_TEXT
 from ..kraft.fields import MISSING, UNKNOWN_TAGS, Field
+from ..fast.run_texts import TOPIC, RunTexts
 from .partition_values import MIGRATING_DIR, SHORT_ARRAY, encode_str, ints_text, named_text, uuids_text
 
 PARTITION_RECORD = METADATA[3]
@@ -473,19 +473,17 @@ def _object_format(keys, parts: list, nl: "str | None") -> str:
         + nl + "}"
 
 
-_TOPIC = "\x00topic\x00"   # the topic id's place in a run's format (a run's topic is its own)
-
-
-def _run_format(layout: tuple, nl: "str | None") -> "tuple[str, int] | None":
-    """The format of the text of each partition of a run whose values
-    :func:`~metashell.fast.run_values.run_values` read as ``layout``
-    (the topic id at :data:`_TOPIC`), and how many integers a partition
-    has: a field read with values takes them, integers then UUIDs in the
-    layout's order; any other field (or an empty array) is the value
-    :func:`partition_state` gives a record with these values (a tagged
-    field's default, MIGRATING directories when none are given). None when
-    the layout is not so (a field the model lacks, another kind, another
-    order)."""
+def run_format(layout: tuple, nl: "str | None") -> "str | None":
+    """The printf-style format of :func:`data_text` (``nl`` None: of
+    :meth:`~PartitionState.to_json` as compact JSON) of each partition of a
+    run whose values :func:`~metashell.fast.run_values.run_values` read as
+    ``layout``, for :data:`RUN_TEXTS` (the topic id at
+    :data:`~metashell.fast.run_texts.TOPIC`): a field read with values takes
+    them, integers then UUIDs in the layout's order; any other field (or an
+    empty array) is the value :func:`partition_state` gives a record with
+    these values (a tagged field's default, MIGRATING directories when none
+    are given). None when the layout is not so (a field the model lacks,
+    another kind, another order)."""
     d = {m.json: m.field.default_value() for m in FIELDS}
     for name, kind, count in layout:
         m = _BY_JSON.get(name)
@@ -497,8 +495,8 @@ def _run_format(layout: tuple, nl: "str | None") -> "tuple[str, int] | None":
     parts, order = [], []
     for m in FIELDS:
         count = read.get(m.json, 0)
-        if m.json == "topicId":
-            parts.append(_TOPIC)
+        if m.json == "topicId":   # a UUID's text (base64url) needs no escape: quoted as it is
+            parts.append('"' + TOPIC + '"')
         elif count == 0:
             parts.append(_value_text(m, getattr(model, m.attr), nl).replace("%", "%%"))
         else:
@@ -507,8 +505,7 @@ def _run_format(layout: tuple, nl: "str | None") -> "tuple[str, int] | None":
     kinds = [_element(_BY_JSON[name]) == "uuid" for name in order]
     if order != [name for name, _, count in layout if count] or kinds != sorted(kinds):
         return None
-    fmt = _object_format([m.json for m in FIELDS], parts, nl)
-    return fmt, sum(count for _, kind, count in layout if kind == "int")
+    return _object_format([m.json for m in FIELDS], parts, nl)
 
 
 def layout_state(layout: tuple, slot: Callable[[int], Any]) -> "PartitionState | None":
@@ -518,7 +515,7 @@ def layout_state(layout: tuple, slot: Callable[[int], Any]) -> "PartitionState |
     numbering the values as a run's partition passes them (its integers in
     the layout's order, then its UUIDs), every other field at its default:
     a model state whose text is a format of the run's other texts, with a
-    slot where each value goes (``fs.kafka_text.run_registrations``). None
+    slot where each value goes (``fs.kafka_text.registration_format``). None
     for a field the model lacks, another kind, or an enum (its text is a
     name, not the value)."""
     next_slot = {"int": 0, "uuid": sum(count for _, kind, count in layout if kind == "int")}
@@ -539,36 +536,12 @@ def _element(m: ModelField) -> str:
 
 
 _BY_JSON = {m.json: m for m in FIELDS}
-_RUN_FORMATS: dict = {}
 
-
-def run_texts(topic_id: str, layout: tuple, ints: tuple, uuids: tuple,
-              nl: "str | None" = "\n") -> "list[str] | None":
-    """:func:`data_text` of each partition of a run (``nl`` None: its
-    :meth:`~PartitionState.to_json` as compact JSON), from the values
-    :func:`~metashell.fast.run_values.run_values` read of its
-    records (``topic_id``: their topic's, as text), for partitions whose
-    only record is the run's: one format per partition, no dict decoded,
-    no state folded (``cat`` of every partition's data, with each topic
-    asked for all its partitions at once: -65% time at a million
-    partitions). None when the layout is not one :func:`_run_format`
-    writes."""
-    key = (layout, nl)
-    got = _RUN_FORMATS.get(key, False)
-    if got is False:
-        if len(_RUN_FORMATS) >= 256:
-            _RUN_FORMATS.clear()
-        got = _RUN_FORMATS[key] = _run_format(layout, nl)
-    if got is None:
-        return None
-    fmt, a = got
-    fmt = fmt.replace(_TOPIC, encode_str(topic_id).replace("%", "%%"))
-    if not uuids:
-        return [fmt % ints[j:j + a] for j in range(0, len(ints), a)]
-    texts = tuple(map(UUID_TEXT.__getitem__, uuids))
-    d = len(texts) * a // len(ints)
-    return [fmt % (ints[j:j + a] + texts[k:k + d])
-            for j, k in zip(range(0, len(ints), a), range(0, len(texts), d))]
+#: :func:`data_text` (or, ``nl`` None, the compact JSON) of each partition of
+#: a run, written from the values read of its bytes (``PartitionFolder.topic_texts``'
+#: ``make``; ``cat`` of every partition's data, each topic asked for all its
+#: partitions at once)
+RUN_TEXTS = RunTexts(run_format)
 
 
 def _load_generated() -> dict:

@@ -58,7 +58,7 @@ def check_texts(topic, states: dict) -> int:
     """A topic's texts (``partition_texts``: read from its runs' bytes where
     it can) against its states rendered by the general path, at two
     indentations, as compact JSON and as Kafka's shell's text
-    (``texts_made_by(kafka_text.run_registrations)``); how many were read
+    (``texts_made_by(kafka_text.RUN_REGISTRATIONS)``); how many were read
     from bytes."""
     from metashell.fs.tree import _data_text
 
@@ -73,7 +73,7 @@ def check_texts(topic, states: dict) -> int:
             else:
                 assert _data_text(got, nl) == \
                     value_text(shown(states[pid].to_json())).replace("\n", nl)
-    for pid, got in topic.texts_made_by(kafka_text.run_registrations).items():
+    for pid, got in topic.texts_made_by(kafka_text.RUN_REGISTRATIONS).items():
         read += type(got) is str
         assert (got if type(got) is str else kafka_text.partition(got)) == \
             kafka_text.partition(states[pid])

@@ -13,6 +13,7 @@ Every module belongs to a layer, so a new top-level module has to say where it s
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 from tests.support.paths import REPO
 
@@ -42,6 +43,22 @@ MAY_IMPORT["metashell.spark"] = MAY_IMPORT["metashell.session"] | {"metashell.se
 # imports against the flow still there: (module, the layer it may still import); none
 # since the reader offers the fast path a plug-in point (its ``shortcuts``)
 AGAINST_THE_FLOW: set = set()
+# the fast path's door: what the layers the fast path serves may import of it. The replay
+# (and the queries of its image) the objects a load hands it (the record store, deferred
+# entries and their refs, the entries' replay, the filing of pending changes, the topics'
+# counts) and the views the writer of a run's partitions' texts (``run_texts``); none of them
+# is a shortcut that reads records from their bytes (a module declaring ``VERSIONS``)
+RUN_TEXTS = "metashell.fast.run_texts"
+FAST_DOOR = {
+    "metashell.replay": {"metashell.fast.store", "metashell.fast.deferred", "metashell.fast.refs",
+                         "metashell.fast.replay_entries", "metashell.fast.change_filing",
+                         "metashell.fast.topic_counts", RUN_TEXTS},
+    "metashell.queries": {"metashell.fast.deferred"},
+    "metashell.fs": {RUN_TEXTS},
+}
+# shortcuts the replay still names, to go behind the door: (module, fast module)
+NOT_YET_BEHIND_THE_DOOR = {("metashell.replay.batch_loader", "metashell.fast." + m)
+                           for m in ("batch_runs", "change_batches", "noop_runs")}
 
 
 def module_name(path: Path) -> str:
@@ -131,3 +148,20 @@ def test_the_layers_are_one_way():
         return set().union(*({d} | below(d, seen + (name,)) for d in MAY_IMPORT.get(name, ())
                              if d not in seen))
     assert [name for name in MAY_IMPORT if name in below(name)] == []
+
+
+def test_replay_and_fs_reach_the_fast_path_through_its_door():
+    bad = [(name, m) for name, deps in graph().items() if layer(name) in FAST_DOOR
+           for m in deps if layer(m) == "metashell.fast" and m not in FAST_DOOR[layer(name)]]
+    assert set(bad) <= NOT_YET_BEHIND_THE_DOOR
+
+
+def test_the_door_reads_no_bytes():
+    """No module of the fast path's door is a shortcut: none declares the
+    record versions it reads from their bytes (``VERSIONS``)."""
+    door = set().union(*FAST_DOOR.values())
+    modules = {module_name(p): p for p in (PACKAGE / "fast").glob("*.py")}
+    assert door <= modules.keys()
+    shortcuts = {name for name, path in modules.items()
+                 if re.search(r"^VERSIONS\b", path.read_text(), re.MULTILINE)}
+    assert shortcuts and door.isdisjoint(shortcuts)
