@@ -6,7 +6,7 @@ import re
 
 from metashell.commands.base import (FAILED, NOT_FOUND, OK, Command, basename, expand,
                                      has_glob, shown)
-from metashell.fs import paths
+from metashell.fs import bulk, paths
 from metashell.render import (column_lines, iso_time, json_text, style, table_lines,
                               value_text)
 
@@ -88,13 +88,6 @@ def _row_note(node, entry: dict, reasons: dict) -> "str | None":
 def _under(path: str, pairs) -> list[tuple]:
     """``(name, node, path)`` of ``pairs`` of names and nodes in directory ``path``."""
     return [(name, node, paths.child_path(path, name)) for name, node in pairs]
-
-
-def _children(node):
-    for name in node.children():
-        child = node.child(name)
-        if child is not None:
-            yield name, child
 
 
 class Ls(Command):
@@ -189,7 +182,7 @@ Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
 
         if not several:
             if dirs:
-                ctx.write(json_text(names(_under(dirs[0][2], _children(dirs[0][1])))))
+                ctx.write(json_text(names(_under(dirs[0][2], bulk.entries(dirs[0][1])))))
             elif files:
                 ctx.write(json_text(names([files[0][1:]])))
             else:
@@ -199,7 +192,7 @@ Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
         for label, name, node, path in files:
             result[label] = names([(name, node, path)])
         for label, node, path in dirs:
-            result[label] = names(_under(path, _children(node)))
+            result[label] = names(_under(path, bulk.entries(node)))
         ctx.write(json_text(result))
 
     # ------------------------------------------------------------------ text
@@ -222,7 +215,7 @@ Errors: 'ls: PATH: no such file or directory' (exit status 1)."""
         """``entries`` (name, node, path), else the children of ``directory`` at ``path``."""
         if long:
             if entries is None:
-                entries = _under(path, _children(directory))
+                entries = _under(path, bulk.entries(directory))
             rows, reasons = [], {}
             for name, node, at in entries:
                 e = _entry(ctx, name, node, at)
