@@ -17,7 +17,8 @@ from tests.support.fake_kraft import FakeQuorum
 from tests.support.cli import BIN, env, run_cli
 from tests.support.corpora import corpus_cases
 from tests.support.paths import CORPORA
-from tests.support.replay import flat, topic, uid
+from tests.support.replay import flat
+from tests.support.records import topic, uid
 from tests.support.waiting import wait_until
 
 from metashell.kraft.writer import record

@@ -8,7 +8,8 @@ import os
 import subprocess
 
 from tests.support.paths import EXAMPLE, REPO
-from tests.support.replay import Log, broker, partition, topic, uid
+from tests.support.replay import Log
+from tests.support.records import broker, partition, topic, uid
 
 BIN = REPO / "bin" / "kafka-metadata-shell"
 

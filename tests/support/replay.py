@@ -1,65 +1,24 @@
-"""Shared helpers for the replay, tree and session tests (no tests here).
+"""Logs, engines and trees for the replay, tree and session tests (no tests here).
 
-Every fixture is made by the project's own writer
-(:mod:`metashell.kraft.writer`) into a temporary file and loaded the way
-the shell loads it (``open_session``), or fed to a :class:`ReplayEngine`
-with batches from :func:`metashell.loader.reader.read_file`.
+Records come from :mod:`tests.support.records`; a :class:`Log` writes them
+with the project's own writer (:mod:`metashell.kraft.writer`) into a
+temporary file, which is loaded the way the shell loads it
+(``open_session``), or fed to a :class:`ReplayEngine` with batches from
+:func:`metashell.loader.reader.read_file`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from metashell.fs.root import build_root
 from metashell.fs.walk import walk
-from metashell.kraft.primitives import uuid_to_str
 from metashell.loader.reader import read_file
-from metashell.kraft.writer import LogWriter, record, segment_name, snapshot_bytes, snapshot_name
+from metashell.kraft.writer import LogWriter, segment_name, snapshot_bytes, snapshot_name
 from metashell.replay.engine import ReplayEngine
 from metashell.session.files import open_session
 
 TS0 = 1_700_000_000_000          # append time of the first batch (ms)
-MIGRATING = "AAAAAAAAAAAAAAAAAAAAAA"
-
-
-def uid(n: int) -> str:
-    """A deterministic, non-zero 22-character topic/ACL/dir id."""
-    return uuid_to_str((0x5EED0000_00000000_00000000_00000000 + n).to_bytes(16, "big"))
-
-
-# --------------------------------------------------------------------------- records
-
-def broker(bid: int, epoch: int = 10, version: int | None = None, **fields):
-    fields.setdefault("incarnationId", uid(1000 + bid))
-    fields.setdefault("endPoints", [{"name": "PLAINTEXT", "host": f"b{bid}", "port": 9092,
-                                     "securityProtocol": 0}])
-    fields.setdefault("fenced", True)
-    return record("RegisterBrokerRecord", version, brokerId=bid, brokerEpoch=epoch, **fields)
-
-
-def topic(name: str, tid: str):
-    return record("TopicRecord", name=name, topicId=tid)
-
-
-def partition(tid: str, pid: int, replicas=(1, 2, 3), *, version: int | None = None, **fields):
-    replicas = list(replicas)
-    fields.setdefault("isr", list(replicas))
-    fields.setdefault("leader", replicas[0] if replicas else -1)
-    fields.setdefault("leaderEpoch", 0)
-    fields.setdefault("partitionEpoch", 0)
-    return record("PartitionRecord", version, partitionId=pid, topicId=tid, replicas=replicas,
-                  **fields)
-
-
-def change(tid: str, pid: int, *, version: int | None = None, **fields):
-    return record("PartitionChangeRecord", version, partitionId=pid, topicId=tid, **fields)
-
-
-def config(rtype: int, name: str, key: str, value):
-    return record("ConfigRecord", resourceType=rtype, resourceName=name, name=key, value=value)
-
-
-def feature(name: str, level: int):
-    return record("FeatureLevelRecord", name=name, featureLevel=level)
 
 
 # --------------------------------------------------------------------------- logs
@@ -119,15 +78,41 @@ def write_snapshot(directory: Path, end_offset: int, records, *, epoch: int = 1,
     return path
 
 
-def engine_over(*paths, **engine_kw) -> ReplayEngine:
-    """Replay whole files with a bare engine (segments as log batches)."""
+def engine_over(*paths, deferred: bool = False, **engine_kw) -> ReplayEngine:
+    """Replay whole files with a bare engine (segments as log batches):
+    record by record, or with ``deferred`` through the engine's record store
+    (the fast path's deferred reads)."""
     eng = ReplayEngine(**engine_kw)
     for p in paths:
-        for batch in read_file(p, lazy=True):
+        for batch in eng.store.open(p, lazy=True) if deferred else read_file(p, lazy=True):
             if not eng.apply_batch(batch):
                 break
     eng.finish()
     return eng
+
+
+def same_replay(paths, **engine_kw) -> ReplayEngine:
+    """Replay ``paths`` deferred and record by record and check that both
+    show the same tree, then, every pending change filed (a change of no
+    known partition is reported when it is filed), the same counts, problems
+    and position; returns the deferred one."""
+    a, b = engine_over(*paths, deferred=True, **engine_kw), engine_over(*paths, **engine_kw)
+    assert leaves(build_root(a.image)) == leaves(build_root(b.image))
+    a.settle()
+    assert (a.applied, a.skipped, a.aborted, a.by_type) == (b.applied, b.skipped, b.aborted, b.by_type)
+    assert problems(a) == problems(b)
+    assert (a.image.last_offset, a.image.last_time, a.image.data_time, a.image.last_epoch) == (
+        b.image.last_offset, b.image.last_time, b.image.data_time, b.image.last_epoch)
+    return a
+
+
+def shown(eng: ReplayEngine) -> tuple:
+    """All an engine shows: its tree, its counts and its position, every
+    pending change filed."""
+    tree = leaves(build_root(eng.image))
+    eng.settle()
+    return (tree, eng.applied, eng.skipped, eng.aborted, eng.by_type,
+            eng.image.last_offset, eng.image.last_time)
 
 
 # --------------------------------------------------------------------------- trees
@@ -168,8 +153,9 @@ def leaves(root, tops=None, exclude=("registeredAt",)) -> dict:
     return out
 
 
-def problems(session) -> list[str]:
-    return [str(p) for p in session.engine.problems]
+def problems(eng: ReplayEngine) -> list[str]:
+    """An engine's problems as the shell words them."""
+    return [str(p) for p in eng.problems]
 
 
 def flat(value, path="") -> dict:

@@ -10,22 +10,16 @@ from pathlib import Path
 import pytest
 
 from tests.support.fast_path import assert_fast_path_agrees, fast_path, outputs
-from metashell.kraft.writer import record
 from metashell.fast import deferred
 from metashell.fast.batch_runs import MAX_BATCHES, BatchRun
 from metashell.fast.partition_runs import VERSIONS as RUN_VERSIONS
 from metashell.fast.store import RecordStore
 from metashell.session.files import open_session
-from metashell.fs.root import build_root
-from tests.support.replay import TS0, Log, change, leaves, partition, topic, uid, write_snapshot
+from tests.support.controller_logs import SMALL_BATCH_TOPICS, small_batches_log
+from tests.support.replay import TS0, same_replay, write_snapshot
+from tests.support.records import partition, topic, uid
 from tests.support.cli import run_cli
-from tests.unit.test_store import replay
 
-TOPICS = 24   # more than the reader's TOPIC_RUN_AFTER: its TopicRun is made on the way
-
-
-def noop():
-    return record("NoOpRecord")
 
 
 def runs_of(path: Path) -> list[tuple[int, int, int]]:
@@ -34,48 +28,19 @@ def runs_of(path: Path) -> list[tuple[int, int, int]]:
             for b in RecordStore().open(path, skip_damage=True) if type(b.records) is BatchRun]
 
 
-def controller_log(directory: Path, base: int = 0, *, partition_version: int | None = None) -> Log:
-    """Topics created a batch each, heartbeats among them, then single
-    changes among heartbeats, with a deletion between them, a change of an
-    unknown topic, a batch mixing a heartbeat and changes, a topic created
-    again and a change right after."""
-    log = Log(base_offset=base)
-    log.add(record("FeatureLevelRecord", name="metadata.version", featureLevel=20))
-    for t in range(TOPICS):
-        log.add(topic(f"t{t:02d}", uid(t)), *[partition(uid(t), p, version=partition_version) for p in range(3)])
-        if t % 3 == 1:
-            log.add(noop())
-    for i in range(40):
-        t = i % 7
-        log.add(change(uid(t), i % 3, leader=1 + i % 3))
-        if i % 4 == 0:
-            log.add(noop())
-        if i == 10:
-            log.add(record("RemoveTopicRecord", topicId=uid(2)))
-        if i == 15:
-            log.add(change(uid(99), 0, leader=1))                # no such topic
-        if i == 20:
-            log.add(noop(), change(uid(1), 1, isr=[1, 2]))      # a heartbeat and a change in one batch
-        if i == 25:
-            log.add(topic("t02", uid(2)), *[partition(uid(2), p) for p in range(3)])   # created again
-            log.add(change(uid(2), 0, leader=3))
-    log.write(directory)
-    return log
-
-
 def test_runs_are_found(tmp_path):
-    controller_log(tmp_path)
+    small_batches_log(tmp_path)
     path = next(tmp_path.glob("*.log"))
     runs = runs_of(path)
     assert runs and max(n for n, _, _ in runs) > 10
     assert all(n <= MAX_BATCHES for n, _, _ in runs)
-    assert sum(t for _, _, t in runs) >= TOPICS - 17   # those after the TopicRun is made
+    assert sum(t for _, _, t in runs) >= SMALL_BATCH_TOPICS - 17   # those after the TopicRun is made
     with fast_path(False):
         assert not runs_of(path)
 
 
 def test_the_fast_path_agrees(tmp_path):
-    controller_log(tmp_path)
+    small_batches_log(tmp_path)
     path = next(tmp_path.glob("*.log"))
     assert_fast_path_agrees(path)
     assert_fast_path_agrees(tmp_path)
@@ -83,20 +48,8 @@ def test_the_fast_path_agrees(tmp_path):
 
 @pytest.mark.parametrize("version", RUN_VERSIONS["PartitionRecord"].reads)
 def test_every_partition_record_version(tmp_path, version):
-    controller_log(tmp_path, partition_version=version)
+    small_batches_log(tmp_path, partition_version=version)
     assert_fast_path_agrees(next(tmp_path.glob("*.log")))
-
-
-def same_replay(path, **kw) -> None:
-    """The engine's state the same read both ways, pending changes filed
-    (a change of no known partition is reported when it is filed)."""
-    a, b = replay([path], True, **kw), replay([path], False, **kw)
-    a.settle()
-    assert leaves(build_root(a.image)) == leaves(build_root(b.image))
-    assert (a.applied, a.skipped, a.aborted, a.by_type) == (b.applied, b.skipped, b.aborted, b.by_type)
-    assert [str(p) for p in a.problems] == [str(p) for p in b.problems]
-    assert (a.image.last_offset, a.image.last_time, a.image.data_time, a.image.last_epoch) == (
-        b.image.last_offset, b.image.last_time, b.image.data_time, b.image.last_epoch)
 
 
 def _provenance(session) -> tuple:
@@ -106,11 +59,11 @@ def _provenance(session) -> tuple:
 
 @pytest.mark.parametrize("cut", range(0, 164, 7))
 def test_time_travel_anywhere_in_a_run(tmp_path, cut):
-    log = controller_log(tmp_path)
+    log = small_batches_log(tmp_path)
     path = next(tmp_path.glob("*.log"))
     assert cut < log.next_offset
-    same_replay(path, until_offset=cut)
-    same_replay(path, until_time=TS0 + 1000 * (cut // 3))
+    same_replay([path], until_offset=cut)
+    same_replay([path], until_time=TS0 + 1000 * (cut // 3))
     if cut % 5 == 0 and not 126 <= cut <= 140:   # (see the test below)
         assert_fast_path_agrees(path, until_offset=cut)
 
@@ -121,7 +74,7 @@ def test_a_change_of_no_partition_pending_at_the_limit_is_a_problem_when_filed(t
     path warns of it at load, the fast path once it is filed, by
     ``summary`` or by ``--strict``, which looks at everything first. Either
     way it is one problem, and ``--strict`` fails on it."""
-    controller_log(tmp_path)
+    small_batches_log(tmp_path)
     path = next(tmp_path.glob("*.log"))
     problem = "offset 126: PartitionChangeRecord: unable to find partition"
     got = {}
@@ -139,7 +92,7 @@ def test_a_change_of_no_partition_pending_at_the_limit_is_a_problem_when_filed(t
 
 
 def test_provenance_is_the_last_batch(tmp_path):
-    controller_log(tmp_path)
+    small_batches_log(tmp_path)
     path = next(tmp_path.glob("*.log"))
     shown = []
     for on in (True, False):
@@ -151,7 +104,7 @@ def test_provenance_is_the_last_batch(tmp_path):
 def test_a_damaged_batch_inside_a_run(tmp_path):
     """The run stops before the damaged batch, which is reported where it is
     (file, byte, what was expected) and skipped, as the general path does."""
-    controller_log(tmp_path)
+    small_batches_log(tmp_path)
     path = next(tmp_path.glob("*.log"))
     data = bytearray(path.read_bytes())
     inside = next(b for b in RecordStore().open(path) if type(b.records) is BatchRun
@@ -164,7 +117,7 @@ def test_a_damaged_batch_inside_a_run(tmp_path):
 
 def test_a_snapshot_covering_part_of_a_run(tmp_path):
     """The log starts before the snapshot's end offset, which falls inside a run."""
-    log = controller_log(tmp_path / "x")
+    log = small_batches_log(tmp_path / "x")
     end = log.next_offset // 2
     write_snapshot(tmp_path, end, [topic("t0", uid(0)), partition(uid(0), 0)])
     (tmp_path / "x" / "00000000000000000000.log").rename(tmp_path / "00000000000000000000.log")

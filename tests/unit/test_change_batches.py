@@ -12,15 +12,15 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metashell.errors import CorruptDataError
 from metashell.fast.change_batches import ChangeBatch, ChangeShapes
 from metashell.loader.reader import FileReader
 from metashell.kraft.records import RESOLVED
 from metashell.fast.store import RecordStore
 from metashell.kraft.writer import Out, build_batch, encode_records, record, write_file
-from tests.unit.test_pending import controller_log, deferred, eager, problems, shown
-from tests.support.replay import TS0, Log, change, partition, topic, uid
-from tests.unit.test_store import compare_file
+from tests.support.controller_logs import random_changes_log
+from tests.support.deferred_reads import compare_file
+from tests.support.replay import TS0, Log, engine_over, problems, shown
+from tests.support.records import change, partition, topic, uid
 
 A, B = uid(1), uid(2)
 
@@ -48,12 +48,12 @@ def test_changes_of_shapes_seen_before_are_left_unread(tmp_path):
     # and learned, then both are known
     assert kinds(path) == ["read", "read", "read", "unread", "unread", "read", "unread"]
     assert compare_file(path) == 7 + 4 + 2 + 3 + 1 + 2
-    a, b = deferred(path), eager(path)
+    a, b = engine_over(path, deferred=True), engine_over(path)
     assert (shown(a), problems(a)) == (shown(b), problems(b)) and not problems(b)
 
 
-def test_a_controller_log(tmp_path):
-    path = controller_log(tmp_path)
+def test_a_random_changes_log(tmp_path):
+    path = random_changes_log(tmp_path)
     assert "unread" in kinds(path)
     compare_file(path)
 
@@ -61,7 +61,7 @@ def test_a_controller_log(tmp_path):
 def test_past_the_patterns_compiled_per_count_one_of_any_count(tmp_path, monkeypatch):
     """A pattern per record count, up to a bound; past it, one pattern and a
     second pass that counts: the same batches left unread."""
-    path = controller_log(tmp_path)
+    path = random_changes_log(tmp_path)
     per_count = kinds(path)
     monkeypatch.setattr("metashell.fast.change_batches.MAX_COMPILED", 1)
     assert kinds(path) == per_count
@@ -137,7 +137,8 @@ def test_any_log_of_changes_replays_as_read_record_by_record(tmp_path, seed, unt
     path = topics_and_changes(tmp_path, batches)
     compare_file(path)
     kw = {} if until is None else {"until_offset": until}
-    a, b, c = deferred(path, **kw), eager(path, **kw), deferred(path, **kw)
+    a, b = engine_over(path, deferred=True, **kw), engine_over(path, **kw)
+    c = engine_over(path, deferred=True, **kw)
     # the tree first: a topic looked at files its changes, whose problems are
     # reported then; settled at once, they are reported in log order
     assert shown(a) == shown(b) and sorted(problems(a)) == sorted(problems(b))

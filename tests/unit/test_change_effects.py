@@ -26,7 +26,8 @@ from metashell.kraft.writer import encode_records
 from metashell.fast import pending
 from metashell.queries import summary
 from metashell.session.files import open_session
-from tests.support.replay import Log, change, config, partition, topic, uid, write_snapshot
+from tests.support.replay import Log, write_snapshot
+from tests.support.records import change, config, partition, topic, uid
 
 DIRS = ["AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg", "AAAAAAAAAAAAAAAAAAAAAw"]
 

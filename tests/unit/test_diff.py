@@ -19,8 +19,8 @@ from metashell.fs.compare import compare
 from metashell.fs.root import build_root
 from metashell.kraft.writer import record
 from metashell.session.files import open_session
-from tests.support.replay import (TS0, Log, broker, change, config, feature, partition, topic, uid,
-                                 write_snapshot)
+from tests.support.replay import TS0, Log, write_snapshot
+from tests.support.records import broker, change, config, feature, partition, topic, uid
 
 T1, T2, T3, T4, T5 = (uid(n) for n in range(1, 6))
 A1, A2, A3 = uid(11), uid(12), uid(13)

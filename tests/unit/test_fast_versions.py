@@ -18,7 +18,8 @@ from metashell.fast import reading as reader_module
 from metashell.fast import kept_runs, partition_runs, summary_counts
 from metashell.fast.store import RecordStore
 from metashell.session.files import open_session
-from tests.support.replay import broker, config, leaves, partition, problems, topic, uid, write_snapshot
+from tests.support.replay import leaves, problems, write_snapshot
+from tests.support.records import broker, config, partition, topic, uid
 
 # the fast package's modules that read records from their bytes (the others,
 # deferred entries, the store, pending changes, hand around what these read)
@@ -69,7 +70,7 @@ def _entries(path) -> list:
 
 def _view(path) -> tuple:
     s = open_session(path)
-    return leaves(s.root), s.summary(), problems(s)
+    return leaves(s.root), s.summary(), problems(s.engine)
 
 
 def test_a_partition_version_not_read_takes_the_general_path(tmp_path, monkeypatch):
@@ -112,7 +113,8 @@ def test_unknown_tagged_fields_of_partitions_appear_in_the_tree(tmp_path):
     per tag, through the fast path and the general one alike."""
     from tests.support.fast_path import assert_fast_path_agrees, fast_path
     from metashell.kraft.fields import UNKNOWN_TAGS
-    from tests.support.replay import Log, change
+    from tests.support.replay import Log
+    from tests.support.records import change
 
     records = cluster_snapshot_records(topics=2, partitions=3, version=2)
     records[4].data[UNKNOWN_TAGS] = [(90, b"\x01\x02")]   # t0's partition 0

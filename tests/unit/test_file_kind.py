@@ -9,7 +9,8 @@ import os
 import random
 
 import pytest
-from tests.support.replay import Log, broker, topic, uid
+from tests.support.replay import Log
+from tests.support.records import broker, topic, uid
 
 from metashell.loader.file_kind import NotKafkaFileError
 from metashell.session.files import open_session

@@ -18,8 +18,8 @@ from metashell.kraft.writer import Out
 from metashell.render import json_text, value_text
 from metashell.replay.partition_model import data_text, shown
 from metashell.session.files import open_session
-from tests.unit.test_summary_counts import (CASES, CORPORA, DIRS, TS, _corpus_inputs, changed, changes,
-                                   partition, snapshot, topic_of)
+from tests.support.partition_layouts import (CASES, CHANGES, DIRS, TS, changed, corpus_inputs, shaped,
+                                             snapshot, topic_of)
 
 SNAPSHOT = "00000000000000001000-0000000003.checkpoint"
 
@@ -106,9 +106,9 @@ def test_a_run_is_decoded_together(tmp_path):
 
 
 def test_directories_for_other_replicas_and_a_partition_twice(tmp_path):
-    bad = [partition(0, p, 1, (1, 2, 3), (1, 2, 3), dirs=DIRS[:2] if p == 1 else None)
+    bad = [shaped(0, p, 1, (1, 2, 3), (1, 2, 3), dirs=DIRS[:2] if p == 1 else None)
            for p in range(3)]
-    twice = [partition(1, p % 2, 0, (1, 2), (1,) if p >= 2 else (1, 2)) for p in range(4)]
+    twice = [shaped(1, p % 2, 0, (1, 2), (1,) if p >= 2 else (1, 2)) for p in range(4)]
     listed = check(snapshot(tmp_path / SNAPSHOT, [bad, twice]))
     assert [sorted(s) for s in listed] == [[0, 2], [0, 1]]
     assert [s.isr for s in listed[1].values()] == [[1], [1]]   # the later record of each
@@ -117,7 +117,7 @@ def test_directories_for_other_replicas_and_a_partition_twice(tmp_path):
 def test_a_partition_that_does_not_decode(tmp_path):
     """A PartitionRecord whose body runs past its value (framed as its
     neighbours: still in their run) is not listed: Kafka skips it."""
-    parts = [partition(0, p, 2, (1, 2), (1, 2)) for p in range(4)]
+    parts = [shaped(0, p, 2, (1, 2), (1, 2)) for p in range(4)]
     value = bytearray(parts[1].encoded_value())
     at = 3 + 4 + 16          # after frame header, partitionId and topicId: the replicas' count
     assert value[at] == 3
@@ -129,12 +129,12 @@ def test_a_partition_that_does_not_decode(tmp_path):
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(version=st.integers(0, 2),
-       log=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 2), changes), max_size=12))
+       log=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 2), CHANGES), max_size=12))
 def test_changed_partitions_list_as_folding_does(tmp_path_factory, version, log):
     check(changed(tmp_path_factory.mktemp("c"), version, log))
 
 
-@pytest.mark.parametrize("path", _corpus_inputs(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", corpus_inputs(), ids=lambda p: p.name)
 def test_every_corpus_input(path):
     check(path)
 

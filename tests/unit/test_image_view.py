@@ -15,7 +15,8 @@ from metashell.fs import kafka_text as kt
 from metashell.fs.complete import complete_path
 from metashell.fs.image_view import decode_entity, image_parts, native_parts
 from metashell.kraft.writer import record
-from tests.support.replay import TS0, broker, load, ls, node, uid
+from tests.support.replay import TS0, load, ls, node
+from tests.support.records import broker, uid
 from tests.unit.test_tree import T1, rich_cluster
 
 

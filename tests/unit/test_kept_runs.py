@@ -19,7 +19,8 @@ from metashell.kraft.writer import Out, encode_records, record
 from metashell.replay.engine import ReplayEngine
 from metashell.queries.summary import summarize
 from metashell.session.files import open_session
-from tests.support.replay import Log, config, leaves, partition, topic, uid, write_snapshot
+from tests.support.replay import Log, leaves, write_snapshot
+from tests.support.records import config, partition, topic, uid
 
 END = 500   # the snapshot's end offset
 

@@ -13,7 +13,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from tests.support.commands import FakeSession
 from tests.support.live_session import ScriptedObserver, snapshot_event, status
-from tests.support.replay import broker
+from tests.support.records import broker
 
 from metashell import __version__, cli
 from metashell.commands import Context

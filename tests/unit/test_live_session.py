@@ -10,8 +10,8 @@ import time
 import pytest
 from tests.support.live_session import (CONFIG, ScriptedObserver, committed_event, snapshot_event,
                                        status)
-from tests.support.replay import (TS0, Log, broker, cat, leaves, ls, partition, topic, uid,
-                                 write_snapshot)
+from tests.support.replay import TS0, Log, cat, leaves, ls, write_snapshot
+from tests.support.records import broker, partition, topic, uid
 from tests.support.waiting import wait_until
 
 from metashell.errors import MetashellError

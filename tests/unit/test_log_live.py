@@ -12,7 +12,7 @@ import threading
 
 from tests.support.fake_kraft import FakeQuorum
 from tests.support.live_session import CONFIG, ScriptedObserver, committed_event, snapshot_event, status
-from tests.support.replay import broker, partition, topic, uid
+from tests.support.records import broker, partition, topic, uid
 from tests.support.waiting import wait_until
 
 from metashell import cli

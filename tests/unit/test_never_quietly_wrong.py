@@ -22,8 +22,8 @@ from metashell import cli
 from metashell.errors import MetashellError
 from metashell.kraft.writer import snapshot_name
 from metashell.session.files import open_session
-from tests.support.replay import (TS0, Log, broker, change, leaves, partition, topic, uid,
-                                 write_snapshot)
+from tests.support.replay import TS0, Log, leaves, write_snapshot
+from tests.support.records import broker, change, partition, topic, uid
 
 T1, T2 = uid(1), uid(2)
 TOPS = ["brokers", "controllers", "topics", "configs", "features", "producerIds"]

@@ -15,41 +15,17 @@ from tests.support.corpora import needs_corpora
 from metashell.fast import noop_runs
 from metashell.fast.noop_runs import BATCH_SIZE, NOOP_RECORD, NoOpRun
 from metashell.fast.store import RecordStore
-from metashell.kraft.writer import encode_records, record
+from metashell.kraft.writer import encode_records
 from metashell.session.files import open_session
-from tests.support.replay import TS0, Log, change, leaves, partition, topic, uid, write_snapshot
-from tests.unit.test_store import same_replay
-
-
-
-def noop():
-    return record("NoOpRecord")
+from tests.support.controller_logs import heartbeats_log
+from tests.support.replay import TS0, Log, leaves, same_replay, write_snapshot
+from tests.support.records import change, noop, partition, topic, uid
 
 
 def runs_of(path: Path) -> list[int]:
     """How many batches each heartbeat run of a deferred read holds."""
     return [b.records.count for b in RecordStore().open(path, skip_damage=True)
             if type(b.records) is NoOpRun]
-
-
-def controller_log(tmp_path: Path, base: int = 0) -> tuple[Path, list[int]]:
-    """Heartbeats around partition changes, one alone between two changes,
-    and a metadata transaction with heartbeats inside it; returns the
-    segment and the offsets of the heartbeats."""
-    a = uid(1)
-    log = Log(base_offset=base)
-    log.add(topic("a", a), *[partition(a, p) for p in range(3)])
-    beats = log.each(*[noop() for _ in range(5)])
-    log.add(change(a, 1, leader=2))
-    beats += log.each(noop())
-    log.add(change(a, 2, isr=[1, 2]), change(a, 0, leader=3))
-    beats += log.each(*[noop() for _ in range(7)])
-    log.add(record("BeginTransactionRecord", name="t"))
-    beats += log.each(noop(), noop())
-    log.add(change(a, 0, leader=1))
-    log.add(record("EndTransactionRecord"))
-    beats += log.each(*[noop() for _ in range(4)])
-    return log.write(tmp_path), beats
 
 
 def test_the_record_is_the_one_the_writer_and_kafka_write():
@@ -59,7 +35,7 @@ def test_the_record_is_the_one_the_writer_and_kafka_write():
 
 
 def test_runs_are_found_and_replay_as_batch_by_batch(tmp_path):
-    path, beats = controller_log(tmp_path)
+    path, beats = heartbeats_log(tmp_path)
     # the lone one goes with the batches around it (fast/batch_runs.py)
     assert runs_of(path) == [5, 7, 2, 4]
     eng = same_replay([path])
@@ -71,7 +47,7 @@ def test_runs_are_found_and_replay_as_batch_by_batch(tmp_path):
 def test_a_limit_anywhere_in_a_run(tmp_path, cut):
     """``until_offset`` and ``until_time`` before, inside and after every run
     (inside a transaction too)."""
-    path, beats = controller_log(tmp_path)
+    path, beats = heartbeats_log(tmp_path)
     same_replay([path], until_offset=cut)
     same_replay([path], until_time=TS0 + 1000 * cut - 1)
     same_replay([path], until_time=TS0 + 1000 * cut)
@@ -112,7 +88,7 @@ def test_a_snapshot_covering_part_of_a_run(tmp_path, monkeypatch):
 def test_a_bad_crc_inside_a_run(tmp_path, monkeypatch):
     """The run stops before the damaged batch, which is reported where it is
     and skipped; the heartbeats after it are a run again."""
-    path, beats = controller_log(tmp_path)
+    path, beats = heartbeats_log(tmp_path)
     data = bytearray(path.read_bytes())
     pos = data.find(NOOP_RECORD, 0)
     second = data.find(NOOP_RECORD, pos + 1) - 61   # the second heartbeat batch
@@ -129,7 +105,7 @@ def test_a_bad_crc_inside_a_run(tmp_path, monkeypatch):
 def test_the_store_still_knows_every_batch(tmp_path):
     """Batches after a run keep their numbers: refs resolve, and times and
     offsets are found in the run (as rewinding asks)."""
-    path, beats = controller_log(tmp_path, base=100)
+    path, beats = heartbeats_log(tmp_path, base=100)
     store = RecordStore()
     list(store.open(path))
     # batch 3 (its third heartbeat, offset 106) is the last appended by then
@@ -140,7 +116,7 @@ def test_the_store_still_knows_every_batch(tmp_path):
 
 
 @needs_corpora
-def test_a_real_controller_log(monkeypatch):
+def test_a_real_heartbeats_log(monkeypatch):
     """Kafka 4.2's log of a controller that ran for hours: tens of thousands
     of heartbeats, read in runs, the same as batch by batch."""
     path = CORPORA / "kafka-4.2-logdir"

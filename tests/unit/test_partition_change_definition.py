@@ -30,7 +30,7 @@ from metashell.fast.partition_change import EFFECT, ISR, LEADER
 from metashell.replay.partition_model import merge_change
 from metashell.replay.image import PartitionState
 from tests.unit.test_change_effects import fields
-from tests.support.replay import change, uid
+from tests.support.records import change, uid
 
 SPEC = METADATA[5]
 VERSIONS = [v for v in range(64) if v in SPEC.valid_range]

@@ -27,7 +27,7 @@ from metashell.replay.partition_model import (BY_NAME, FIELDS, SPARK_COLUMNS, SP
                                               PartitionState, merge_change, partition_state,
                                               spark_values)
 from metashell.spark.schemas import ddl
-from tests.support.replay import uid
+from tests.support.records import uid
 
 KEYS = ("PartitionId", "TopicId")
 

@@ -19,23 +19,17 @@ from metashell.kraft.primitives import uuid_from_str
 from metashell.loader.reader import FileReader
 from metashell.fast.store import RecordStore
 from metashell.kraft.writer import LogWriter, Out, build_batch, encode_records, record, write_file
-from tests.unit.test_pending import deferred, eager, problems, shown
-from tests.unit.test_store import compare_file
+from tests.support.deferred_reads import compare_file, plain_records, same_record
+from tests.support.records import partition, uid
+from tests.support.replay import engine_over, problems, shown
 
 TS = 1_700_000_000_000
 DIR = "XHhkr4tkSsD900pOQ8pPfg"
-FIELDS = ("offset", "timestamp", "epoch", "kind", "name", "api_key", "version", "frame", "layout",
-          "error", "position", "key", "headers", "attributes", "data")
 
 
-def tid(n: int) -> str:
-    return f"{n:02d}".ljust(21, "C") + "A"
-
-
-def partition(t: int, p: int, replicas=(1, 2, 3), **kw):
-    replicas = list(replicas)
-    return record("PartitionRecord", partitionId=p, topicId=tid(t), replicas=replicas, isr=replicas,
-                  leader=replicas[0], directories=[DIR] * len(replicas), **kw)
+def placed(t: int, p: int, replicas=(1, 2, 3), **kw) -> Out:
+    """Partition ``p`` of topic ``uid(t)`` at the newest version, every replica on ``DIR``."""
+    return partition(uid(t), p, replicas, directories=[DIR] * len(replicas), **kw)
 
 
 def like(out: Out, **changes) -> Out:
@@ -44,32 +38,32 @@ def like(out: Out, **changes) -> Out:
 
 def mixed_records() -> list[Out]:
     """Runs of every kind and everything that ends one early."""
-    outs = [record("TopicRecord", name=f"t{t}", topicId=tid(t)) for t in range(5)]
+    outs = [record("TopicRecord", name=f"t{t}", topicId=uid(t)) for t in range(5)]
     for p in range(150):                                    # two-byte offset deltas past 64
-        outs.append(partition(0, p))
+        outs.append(placed(0, p))
         if p == 30:
-            outs.append(like(partition(0, 900), key=b"k"))             # same size, a key
+            outs.append(like(placed(0, 900), key=b"k"))             # same size, a key
         if p == 40:
-            outs.append(like(partition(0, 901), headers=(("h", b"v"),)))
+            outs.append(like(placed(0, 901), headers=(("h", b"v"),)))
         if p == 50:
-            outs.append(like(partition(0, 902), attributes=1))         # attributes: still a run
+            outs.append(like(placed(0, 902), attributes=1))         # attributes: still a run
         if p == 60:
-            outs.append(like(partition(0, 903), timestamp_delta=7))    # timestamp delta
+            outs.append(like(placed(0, 903), timestamp_delta=7))    # timestamp delta
         if p == 70:
-            outs.append(partition(1, p, replicas=(1, 2)))              # another size
+            outs.append(placed(1, p, replicas=(1, 2)))              # another size
         if p == 80:
-            outs.append(record("PartitionRecord", 1, partitionId=p, topicId=tid(2), replicas=[1, 2, 3],
+            outs.append(record("PartitionRecord", 1, partitionId=p, topicId=uid(2), replicas=[1, 2, 3],
                                isr=[1, 2, 3], leader=1, directories=[DIR] * 3))   # another version
         if p == 90:                                     # same size, but undecodable
-            body = bytearray(like(partition(0, 904)).encoded_value())
+            body = bytearray(like(placed(0, 904)).encoded_value())
             body[23] = 0x7F                             # 126 replicas: more than the body holds
             outs.append(Out(value=bytes(body)))
         if p == 100:                                    # same size: two replicas and 24 bytes too many
-            short = like(partition(0, 905, replicas=(1, 2))).encoded_value()
+            short = like(placed(0, 905, replicas=(1, 2))).encoded_value()
             outs.append(Out(value=short + bytes(24)))
-    outs += [record("PartitionChangeRecord", partitionId=p, topicId=tid(3), leader=2, isr=[2, 3])
+    outs += [record("PartitionChangeRecord", partitionId=p, topicId=uid(3), leader=2, isr=[2, 3])
              for p in range(40)]
-    outs += [partition(t % 5, t) for t in range(20)]       # a run across topics
+    outs += [placed(t % 5, t) for t in range(20)]       # a run across topics
     return outs
 
 
@@ -82,50 +76,38 @@ def path(tmp_path, request):
     return p
 
 
-def reference(path) -> list:
-    recs = [r for b in FileReader(path, lazy=True) for r in b.records]
-    for r in recs:
-        r.data
-    return recs
-
-
-def same(a, b) -> None:
-    for f in FIELDS:
-        assert getattr(a, f) == getattr(b, f), (f, a, b)
-
-
 def test_eager_reading_with_runs_is_record_by_record_reading(path):
-    ref = reference(path)
+    ref = plain_records(path)
     got = [r for b in FileReader(path, shortcuts=shortcuts) for r in b.records]
     assert len(got) == len(ref)
     for a, b in zip(got, ref):
-        same(a, b)
+        same_record(a, b)
     assert sum(r.kind == "undecodable" for r in got) == 2
 
 
 def test_deferred_runs_name_the_records(path):
-    ref = reference(path)
+    ref = plain_records(path)
     # every partition record but the keyed and headed ones (the store reads a
     # record's framing again, so attributes and timestamp deltas are kept)
     assert compare_file(path) == sum(r.api_key in (3, 5) and r.kind != "control" for r in ref) - 2
 
 
 def test_log_append_time_runs(tmp_path):
-    payload, n = encode_records([partition(0, p) for p in range(10)])
+    payload, n = encode_records([placed(0, p) for p in range(10)])
     p = tmp_path / "00000000000000000000.log"
     write_file(p, build_batch(0, payload, n, base_timestamp=TS, max_timestamp=TS + 9, attributes=0x08))
     got = [r for b in FileReader(p, shortcuts=shortcuts) for r in b.records]
     assert [r.timestamp for r in got] == [TS + 9] * 10
-    for a, b in zip(got, reference(p)):
-        same(a, b)
+    for a, b in zip(got, plain_records(p)):
+        same_record(a, b)
 
 
 def test_a_run_matches_exactly_the_records_of_its_shape():
     """PartitionRun on its own: which records it takes, and what it reads."""
     from metashell.fast.partition_runs import run_after
-    plain = [partition(0, p) for p in range(12)]
-    odd = [like(partition(0, 50), key=b"k"), like(partition(0, 51), timestamp_delta=100),
-           like(partition(0, 52), attributes=4)]
+    plain = [placed(0, p) for p in range(12)]
+    odd = [like(placed(0, 50), key=b"k"), like(placed(0, 51), timestamp_delta=100),
+           like(placed(0, 52), attributes=4)]
     payload, n = encode_records(plain[:6] + [odd[2]] + plain[6:9] + [odd[1]] + plain[9:] + [odd[0]])
     # records of 116 bytes: the value starts after length (2 bytes), attributes,
     # timestamp delta, offset delta, null key and value length (2 bytes)
@@ -137,7 +119,7 @@ def test_a_run_matches_exactly_the_records_of_its_shape():
     assert run.match(payload, 9 * size, len(payload), 100) == 0  # one record left: not a run
     attributes, ts, deltas, pids, raw = run.read(payload, size, 9)
     assert list(deltas) == list(range(1, 10)) and list(pids) == [1, 2, 3, 4, 5, 52, 6, 7, 8]
-    assert raw == uuid_from_str(tid(0))
+    assert raw == uuid_from_str(uid(0))
     assert list(attributes) == [0, 0, 0, 0, 0, 4, 0, 0, 0] and set(ts) == {0}
     after = 11 * size + 1                                          # past the 2-byte timestamp delta
     assert run.match(payload, after, len(payload), 100) == 3     # the rest, not the keyed one
@@ -147,14 +129,14 @@ def test_a_run_is_one_topic():
     """Records of the same shape but of another topic end a run: a run's
     records all name the topic of its first."""
     from metashell.fast.partition_runs import run_after
-    outs = [partition(0, p) for p in range(4)] + [partition(1, p) for p in range(3)] + [partition(0, 9)]
+    outs = [placed(0, p) for p in range(4)] + [placed(1, p) for p in range(3)] + [placed(0, 9)]
     payload, _ = encode_records(outs)
     size = 2 + ((payload[0] & 0x7F) | (payload[1] << 7)) // 2
     run = run_after({}, payload, 0, 2 + 1 + 1 + 1 + 1 + 2, size)
     assert run.match(payload, 0, len(payload), 100) == 4
     assert run.match(payload, 4 * size, len(payload), 100) == 3
     assert run.match(payload, 6 * size, len(payload), 100) == 0   # one of topic 1, one of topic 0
-    assert run.read(payload, 4 * size, 3)[4] == uuid_from_str(tid(1))
+    assert run.read(payload, 4 * size, 3)[4] == uuid_from_str(uid(1))
 
 
 def test_deferred_reading_takes_a_topics_partitions_as_one_entry(tmp_path):
@@ -164,8 +146,8 @@ def test_deferred_reading_takes_a_topics_partitions_as_one_entry(tmp_path):
     from metashell.fast.store import RecordStore
     outs = []
     for t in range(3):
-        outs.append(record("TopicRecord", name=f"t{t}", topicId=tid(t)))
-        outs += [partition(t, p) for p in range(7)]
+        outs.append(record("TopicRecord", name=f"t{t}", topicId=uid(t)))
+        outs += [placed(t, p) for p in range(7)]
     w = LogWriter(0, 3, TS)
     w.records(outs, per_batch=len(outs))
     p = tmp_path / "00000000000000000000.log"
@@ -177,9 +159,9 @@ def test_deferred_reading_takes_a_topics_partitions_as_one_entry(tmp_path):
     pairs = [(entries[0], entries[1])] + [(e, topic_run(e)) for e in entries[2:]]
     for t, (topic, run) in enumerate(pairs):
         assert (topic[API_KEY], topic[TOPIC_NAME], topic[TOPIC_RAW_ID], topic[TOPIC_ID]) == (
-            2, f"t{t}", uuid_from_str(tid(t)), tid(t))
+            2, f"t{t}", uuid_from_str(uid(t)), uid(t))
         assert (run[API_KEY], run[RUN_PARTITION_IDS], run[RAW_TOPIC_ID]) == (
-            3, tuple(range(7)), uuid_from_str(tid(t)))
+            3, tuple(range(7)), uuid_from_str(uid(t)))
         assert topic[TOPIC_OFFSET] == 8 * t and run[REF] - topic[REF] == len(f"t{t}") + 28   # record size
 
 
@@ -194,7 +176,7 @@ def topic_outs(plan: list, filler: int) -> list[Out]:
     outs = [record("ConfigRecord", resourceType=2, resourceName="x", name="k", value="v")] * filler
     for t, (name, count, how) in enumerate(plan):
         owner = t - 1 if how == "an-id-again" and t else t
-        topic = record("TopicRecord", name=name, topicId=tid(owner))
+        topic = record("TopicRecord", name=name, topicId=uid(owner))
         if how == "keyed":
             topic = like(topic, key=b"k")
         elif how == "later":
@@ -207,7 +189,7 @@ def topic_outs(plan: list, filler: int) -> list[Out]:
         if how == "another-topic":                          # partitions that name another id
             owner = t + 50
         replicas = (4, 5) if how == "two-replicas" else (1, 2, 3)
-        outs += [partition(owner, p, replicas) for p in range(count)]
+        outs += [placed(owner, p, replicas) for p in range(count)]
         if how == "lagging" and count:                      # one follower out of the ISR
             lagging = outs[-(count // 2) - 1].data
             outs[-(count // 2) - 1] = record("PartitionRecord", **{**lagging, "isr": lagging["isr"][:1]})
@@ -232,7 +214,8 @@ def test_a_topic_with_its_partitions_in_one_match_is_read_as_record_by_record(
     p = tmp_path / "00000000000000000000.log"
     p.write_bytes(w.getvalue())
     compare_file(p)
-    a, b = deferred(p), eager(p)   # and the engine files them as it applies records one by one
+    # and the engine files them as it applies records one by one
+    a, b = engine_over(p, deferred=True), engine_over(p)
     assert (shown(a), problems(a)) == (shown(b), problems(b))
 
 
@@ -278,7 +261,7 @@ def test_partitions_of_other_shapes_stay_runs(tmp_path):
         (PARTITION_RUN, (0, 1, 2, 3)),                                          # ij: a shape not seen before
         (TOPIC_WITH_RUN, (0,)), (TOPIC_WITH_RUN, (0, 1, 2, 3))]
     assert compare_file(p) == 4 * 6 + 1   # every partition deferred
-    a, b = deferred(p), eager(p)
+    a, b = engine_over(p, deferred=True), engine_over(p)
     assert (shown(a), problems(a)) == (shown(b), problems(b))
 
 
@@ -288,9 +271,9 @@ def test_partitions_written_after_every_topic_are_runs(tmp_path, monkeypatch):
     their first byte once the first topic's were seen (its records' framing
     is not read one by one), and the engine files them under their topics
     as the record-by-record path does."""
-    topics = [record("TopicRecord", name=f"t{t}", topicId=tid(t)) for t in range(6)]
-    parts = [partition(t, p) for t in range(6) for p in range(5)]
-    parts += [partition(2, 5), partition(0, 5, replicas=(1, 2))]   # a topic's straggler; another shape
+    topics = [record("TopicRecord", name=f"t{t}", topicId=uid(t)) for t in range(6)]
+    parts = [placed(t, p) for t in range(6) for p in range(5)]
+    parts += [placed(2, 5), placed(0, 5, replicas=(1, 2))]   # a topic's straggler; another shape
     w = LogWriter(0, 3, TS)
     w.batch(topics + parts)
     p = tmp_path / "00000000000000000000.log"
@@ -301,10 +284,10 @@ def test_partitions_written_after_every_topic_are_runs(tmp_path, monkeypatch):
     assert len(framed) == 6 + 2   # the topics, the first partition, the one of another shape
     assert [kind(e) for e in entries] == [TOPIC] * 6 + [PARTITION_RUN] * 8
     for t, e in enumerate(entries[6:12]):   # partitions 0-4 of each topic, in turn
-        assert e[RUN_PARTITION_IDS] == (0, 1, 2, 3, 4) and e[RAW_TOPIC_ID] == uuid_from_str(tid(t))
+        assert e[RUN_PARTITION_IDS] == (0, 1, 2, 3, 4) and e[RAW_TOPIC_ID] == uuid_from_str(uid(t))
     assert [e[RUN_PARTITION_IDS] for e in entries[12:]] == [(5,), (5,)]
     assert compare_file(p) == len(parts)
-    a, b = deferred(p), eager(p)
+    a, b = engine_over(p, deferred=True), engine_over(p)
     assert (shown(a), problems(a)) == (shown(b), problems(b))
 
 
@@ -313,10 +296,10 @@ def test_changes_right_after_a_topic_record_stay_changes(tmp_path):
     follows; when that shape is a run of PartitionChangeRecords (the topic's
     changes come next), they are an entry of changes of their own, never
     the topic's partitions."""
-    change = [record("PartitionChangeRecord", partitionId=p, topicId=tid(t), leader=2)
+    change = [record("PartitionChangeRecord", partitionId=p, topicId=uid(t), leader=2)
               for t in (0, 1) for p in (0, 1)]
-    outs = ([record("TopicRecord", name="t0", topicId=tid(0)), partition(0, 0), partition(0, 1)]
-            + change[:2] + [record("TopicRecord", name="t1", topicId=tid(1))] + change[2:])
+    outs = ([record("TopicRecord", name="t0", topicId=uid(0)), placed(0, 0), placed(0, 1)]
+            + change[:2] + [record("TopicRecord", name="t1", topicId=uid(1))] + change[2:])
     w = LogWriter(0, 3, TS)
     w.records(outs, per_batch=len(outs))
     p = tmp_path / "00000000000000000000.log"
@@ -324,6 +307,6 @@ def test_changes_right_after_a_topic_record_stay_changes(tmp_path):
     entries = [e for b in RecordStore().open(p) for e in b.records]
     assert [(kind(e), e[API_KEY]) for e in entries] == [
         (TOPIC, 2), (PARTITION_RUN, 3), (PARTITION_RUN, 5), (TOPIC, 2), (PARTITION_RUN, 5)]
-    a, b = deferred(p), eager(p)
+    a, b = engine_over(p, deferred=True), engine_over(p)
     assert (shown(a), problems(a)) == (shown(b), problems(b))
     assert len(problems(a)) == 2   # t1 has no partitions 0 and 1 to change

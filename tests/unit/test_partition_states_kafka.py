@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from tests.support.corpora import corpus_cases
 from tests.support.paths import CORPORA, EXAMPLE
-from tests.support.replay import (Log, broker, change, config, feature, partition, topic, uid,
-                                  write_snapshot)
+from tests.support.replay import Log, write_snapshot
+from tests.support.records import broker, change, config, feature, partition, topic, uid
 
 from metashell.commands import Context, run_words
 from metashell.session.files import open_session

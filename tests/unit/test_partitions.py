@@ -10,7 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.support.replay import Log, broker, change, config, load, partition, topic, uid
+from tests.support.replay import Log, load
+from tests.support.records import broker, change, config, partition, topic, uid
 
 from tests.support.paths import CORPORA, EXAMPLE
 from tests.support.corpora import corpus_cases

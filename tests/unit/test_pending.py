@@ -7,102 +7,19 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 
 from tests.support.paths import CORPORA
 from tests.support.corpora import corpus_cases
-from metashell.fs.root import build_root
-from metashell.kraft.primitives import uuid_to_str
 from metashell.loader.reader import read_file
-from metashell.kraft.writer import record
 from metashell.fast import pending
 from metashell.replay.engine import ReplayEngine
 from metashell.session.files import open_session
-from tests.support.replay import TS0, Log, change, config, leaves, partition, topic, uid
+from tests.support.controller_logs import ASCII_ID, random_changes_log
+from tests.support.replay import TS0, Log, engine_over, leaves, problems, shown
+from tests.support.records import change, noop, partition, topic, uid
 
-# a topic id whose 16 bytes are text, written into a config value too
-ASCII_ID = uuid_to_str(b"QRSTUVWXYZabcdef")
-
-
-def noop():
-    return record("NoOpRecord")
-
-
-def controller_log(tmp_path: Path, seed: int = 1) -> Path:
-    """Topics, then batches of changes only (some naming a partition or a
-    topic that does not exist), heartbeats and config batches between them,
-    a transaction of changes, a compressed batch of changes, a topic removed
-    and made again, a ClearElr, and changes again after each of those."""
-    rng = random.Random(seed)
-    a, b, c, ghost = uid(1), uid(2), ASCII_ID, uid(9)
-    sizes = {a: 4, b: 3, c: 5}
-    log = Log()
-    for name, tid in (("a", a), ("b", b), ("c", c)):
-        log.add(topic(name, tid), *[partition(tid, p, replicas=(1, 2, 3)) for p in range(sizes[tid])])
-
-    def changes(n):
-        out = []
-        for _ in range(n):
-            tid = rng.choice((a, b, c, c))
-            pid = rng.randrange(sizes[tid] + 1)          # one past the last: no such partition
-            what = rng.randrange(3)
-            out.append(change(tid, pid, leader=rng.choice((1, 2, 3))) if what == 0 else
-                       change(tid, pid, isr=rng.sample((1, 2, 3), rng.randint(1, 3))) if what == 1
-                       else change(tid, pid, leader=-2, isr=[1, 2, 3]))
-        return out
-
-    for _ in range(6):
-        log.add(*changes(rng.randint(1, 5)))
-        log.each(noop(), noop())
-    log.add(config(2, "c", "note", "QRSTUVWXYZabcdef"))   # c's raw id, outside any change
-    log.add(*changes(3), change(ghost, 0, leader=1))
-    log.add(noop())
-    log.add(record("BeginTransactionRecord", name="t"), *changes(2))
-    log.add(record("EndTransactionRecord"))
-    log.add(*changes(4))
-    log.w.batch(changes(3), timestamp=TS0 + 500_000, codec=1)   # gzip: not kept unfiled
-    log.add(*changes(2))
-    log.add(record("RemoveTopicRecord", topicId=b))
-    log.add(*changes(3))
-    log.add(topic("b", b), partition(b, 0))
-    log.add(*changes(4))
-    log.add(record("ClearElrRecord", topicName="c"))
-    for _ in range(4):
-        log.add(*changes(rng.randint(1, 6)))
-        log.each(noop())
-    return log.write(tmp_path)
-
-
-def eager(path: Path, **kw) -> ReplayEngine:
-    """Every record read as a Record and applied as it comes: nothing pending."""
-    eng = ReplayEngine(**kw)
-    for batch in read_file(path, lazy=True):
-        if not eng.apply_batch(batch):
-            break
-    eng.finish()
-    return eng
-
-
-def deferred(path: Path, **kw) -> ReplayEngine:
-    eng = ReplayEngine(**kw)
-    for batch in eng.store.open(path, lazy=True):
-        if not eng.apply_batch(batch):
-            break
-    eng.finish()
-    return eng
-
-
-def shown(eng: ReplayEngine) -> tuple:
-    tree = leaves(build_root(eng.image))
-    eng.settle()
-    return (tree, eng.applied, eng.skipped, eng.aborted, eng.by_type,
-            eng.image.last_offset, eng.image.last_time)
-
-
-def problems(eng: ReplayEngine) -> list[str]:
-    return [str(p) for p in eng.problems]
 
 
 def look_at(eng: ReplayEngine, order) -> None:
@@ -114,8 +31,8 @@ def look_at(eng: ReplayEngine, order) -> None:
 
 
 def test_changes_are_kept_unfiled_until_needed(tmp_path):
-    path = controller_log(tmp_path)
-    eng = deferred(path)
+    path = random_changes_log(tmp_path)
+    eng = engine_over(path, deferred=True)
     kept = eng._changes.batches
     assert len(kept) == 4                      # the batches after the last ClearElr
     applied = eng.applied
@@ -126,8 +43,8 @@ def test_changes_are_kept_unfiled_until_needed(tmp_path):
 
 
 def test_settled_at_once_is_filing_as_read(tmp_path):
-    path = controller_log(tmp_path)
-    a, b = deferred(path), eager(path)
+    path = random_changes_log(tmp_path)
+    a, b = engine_over(path, deferred=True), engine_over(path)
     a.settle()
     assert problems(a) == problems(b)          # in log order
     assert any("unable to find partition" in p for p in problems(a))
@@ -136,9 +53,9 @@ def test_settled_at_once_is_filing_as_read(tmp_path):
 
 @pytest.mark.parametrize("seed", range(8))
 def test_topics_looked_at_in_any_order(tmp_path, seed):
-    path = controller_log(tmp_path, seed)
-    b = eager(path)
-    a = deferred(path)
+    path = random_changes_log(tmp_path, seed)
+    b = engine_over(path)
+    a = engine_over(path, deferred=True)
     order = [uid(1), uid(2), ASCII_ID, uid(9)]
     random.Random(seed).shuffle(order)
     look_at(a, order[:2])
@@ -149,18 +66,18 @@ def test_topics_looked_at_in_any_order(tmp_path, seed):
 
 def test_the_search_budget_files_everything(tmp_path, monkeypatch):
     monkeypatch.setattr(pending, "SEARCH_BYTES_PER_CHANGE", 0)
-    path = controller_log(tmp_path)
-    a = deferred(path)
+    path = random_changes_log(tmp_path)
+    a = engine_over(path, deferred=True)
     look_at(a, [uid(1)])
     assert a._changes.batches == []
-    assert problems(a) == problems(eager(path))
+    assert problems(a) == problems(engine_over(path))
 
 
 def test_changes_in_two_segments_are_found_in_both(tmp_path):
     """The pending batches of every segment are searched as one: a topic
     looked at gets its changes from both files, in log order."""
-    first = controller_log(tmp_path / "a")
-    log = Log(eager(first).image.last_offset + 1)
+    first = random_changes_log(tmp_path / "a")
+    log = Log(engine_over(first).image.last_offset + 1)
     log.add(change(uid(1), 0, isr=[1]), change(ASCII_ID, 1, leader=2))
     log.each(noop())
     log.add(change(ASCII_ID, 1, isr=[3, 1]), change(uid(1), 0, leader=-1))
@@ -182,9 +99,9 @@ def test_changes_in_two_segments_are_found_in_both(tmp_path):
 
 
 def test_a_topic_id_outside_the_changes_is_not_taken_for_one(tmp_path):
-    path = controller_log(tmp_path)
+    path = random_changes_log(tmp_path)
     assert path.read_bytes().count(b"QRSTUVWXYZabcdef") > 10
-    a, b = deferred(path), eager(path)
+    a, b = engine_over(path, deferred=True), engine_over(path)
     look_at(a, [ASCII_ID])
     t = a.image.topics[ASCII_ID]
     fold = {pid: a.fold_partition(r).to_json() for pid, r in t.partition_records.items()}
@@ -198,16 +115,17 @@ def test_a_compressed_batch_is_filed_as_read(tmp_path):
     a = uid(1)
     log.add(topic("a", a), partition(a, 0))
     log.w.batch([change(a, 0, leader=2)], timestamp=TS0 + 5, codec=1)
-    eng = deferred(log.write(tmp_path))
+    eng = engine_over(log.write(tmp_path), deferred=True)
     assert eng._changes.batches == []
     assert eng.by_type["PartitionChangeRecord"] == 1
 
 
 def test_a_limit_anywhere(tmp_path):
-    path = controller_log(tmp_path)
+    path = random_changes_log(tmp_path)
     last = max(r.offset for b in read_file(path) for r in b.records)
     for until in range(last + 1):
-        a, b = deferred(path, until_offset=until), eager(path, until_offset=until)
+        a = engine_over(path, until_offset=until, deferred=True)
+        b = engine_over(path, until_offset=until)
         assert a.reached_limit == b.reached_limit
         assert shown(a) == shown(b), until
         assert sorted(problems(a)) == sorted(problems(b))
@@ -215,7 +133,7 @@ def test_a_limit_anywhere(tmp_path):
 
 def test_the_session_files_them_for_counts_not_for_summary(tmp_path):
     """``summary`` reads what they do from their bytes (tests/unit/test_change_effects.py)."""
-    path = controller_log(tmp_path)
+    path = random_changes_log(tmp_path)
     s = open_session(path)
     assert s.engine._changes.batches
     first = s.summary()

@@ -150,7 +150,8 @@ def test_leader_recovery_state_named_in_text_a_code_in_json(tmp_path):
     """A partition's ``leaderRecoveryState`` reads ``RECOVERING`` in text
     (``cat``, ``tree``, ``diff``), as Kafka's shell prints it; ``-o json``
     keeps the record's code, the stable JSON scripts read."""
-    from tests.support.replay import change, load, partition, topic, uid
+    from tests.support.replay import load
+    from tests.support.records import change, partition, topic, uid
 
     s = load(tmp_path, topic("foo", uid(1)), partition(uid(1), 0, [1, 2], leaderRecoveryState=0),
              change(uid(1), 0, leader=2, leaderRecoveryState=1))

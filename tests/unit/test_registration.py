@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from tests.support.replay import TS0, Log, broker, cat, engine_over, node, write_snapshot
+from tests.support.replay import TS0, Log, cat, engine_over, node, write_snapshot
+from tests.support.records import broker
 
 from tests.support.paths import CORPORA
 from tests.support.corpora import corpus_cases, needs_corpora

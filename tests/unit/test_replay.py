@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 
 from metashell.kraft.writer import record
-from tests.support.replay import (MIGRATING, Log, broker, cat, change, config, feature, load, ls,
-                                 node, partition, problems, topic, uid)
+from tests.support.replay import Log, cat, load, ls, node, problems
+from tests.support.records import MIGRATING, broker, change, config, feature, partition, topic, uid
 
 T1, T2, T3 = uid(1), uid(2), uid(3)
 
@@ -105,7 +105,7 @@ class TestUnregisterBroker:
                  record("UnregisterBrokerRecord", brokerId=1, brokerEpoch=10))
         assert ls(s.root, "/brokers") == ["2"]
         assert node(s.root, "/brokers/1") is None
-        assert problems(s) == []
+        assert problems(s.engine) == []
 
 
 class TestFenceUnfence:
@@ -117,7 +117,7 @@ class TestFenceUnfence:
         s = session_of(tmp_path, log)
         assert cat(s.root, "/brokers/1/isFenced") is False
         assert [p.offset for p in s.engine.problems] == [bad]
-        assert "epoch" in problems(s)[0] and "offset 2" in problems(s)[0]
+        assert "epoch" in problems(s.engine)[0] and "offset 2" in problems(s.engine)[0]
 
     def test_fence_after_unfence(self, tmp_path):
         s = load(tmp_path, broker(1, 10, fenced=False), record("FenceBrokerRecord", id=1, epoch=10))
@@ -131,7 +131,7 @@ class TestFenceUnfence:
         log.add(broker(1), topic("after", T1))
         s = session_of(tmp_path, log)
         assert [p.offset for p in s.engine.problems] == [bad1, bad2]
-        assert "broker 7" in problems(s)[0] and "not registered" in problems(s)[0]
+        assert "broker 7" in problems(s.engine)[0] and "not registered" in problems(s.engine)[0]
         assert ls(s.root, "/brokers") == ["1"]
         assert ls(s.root, "/topics") == ["after"]
         assert any("offset 0" in w for w in s.warnings)
@@ -187,7 +187,7 @@ class TestBrokerRegistrationChange:
         log.add(topic("after", T1))
         s = session_of(tmp_path, log)
         assert [p.offset for p in s.engine.problems] == [bad]
-        assert "unknown value" in problems(s)[0]
+        assert "unknown value" in problems(s.engine)[0]
         reg = cat(s.root, "/brokers/1/registration")
         assert reg["fenced"] is True and reg["inControlledShutdown"] is False
         assert reg["logDirs"] == [uid(70)]
@@ -284,7 +284,7 @@ class TestPartition:
         log.add(topic("foo", T1), partition(T1, 0))
         s = session_of(tmp_path, log)
         assert [p.offset for p in s.engine.problems] == [bad]
-        assert T2 in problems(s)[0]
+        assert T2 in problems(s.engine)[0]
         assert ls(s.root, "/topics") == ["foo"]
         assert node(s.root, f"/topicIds/{T2}") is None
 
@@ -383,7 +383,7 @@ class TestPartitionChange:
             assert d["replicas"] == [1, 2, 3] and d["directories"] == dirs and d["isr"] == [1]
             assert d["leader"] == 1 and d["leaderEpoch"] == 5 and d["partitionEpoch"] == 10
         assert [p.offset for p in s.engine.problems] == [bad1, bad2]
-        assert "3 directories for 4 replicas" in problems(s)[0]
+        assert "3 directories for 4 replicas" in problems(s.engine)[0]
 
     def test_a_partition_record_whose_directories_do_not_fit_is_skipped(self, tmp_path):
         log = Log()
@@ -424,8 +424,8 @@ class TestPartitionChange:
         assert s.engine.problems == []
         assert pdata(s, "foo", 0)["leader"] == 2
         assert [p.offset for p in s.engine.problems] == [bad1]
-        assert "unable to find partition" in problems(s)[0].lower()
-        assert f"{T1}:5" in problems(s)[0]
+        assert "unable to find partition" in problems(s.engine)[0].lower()
+        assert f"{T1}:5" in problems(s.engine)[0]
         assert ls(s.root, "/topics/foo") == ["0", "id", "name"]
         assert s.counts()["recordsSkipped"] == 2
         assert [p.offset for p in s.engine.problems] == [bad1, bad2]
@@ -434,7 +434,7 @@ class TestPartitionChange:
         s, bad1, bad2 = self.bad_changes(tmp_path)
         assert s.counts()["byType"]["PartitionChangeRecord"] == 1
         assert [p.offset for p in s.engine.problems] == [bad1, bad2]
-        assert f"{T1}:5" in problems(s)[0] and f"{T2}:0" in problems(s)[1]
+        assert f"{T1}:5" in problems(s.engine)[0] and f"{T2}:0" in problems(s.engine)[1]
         assert pdata(s, "foo", 0)["leader"] == 2
 
     def test_change_after_a_topic_is_recreated(self, tmp_path):
@@ -458,7 +458,7 @@ class TestRemoveTopic:
         assert ls(s.root, "/topicIds") == [T2]
         assert ls(s.root, "/configs/topic") == ["bar"]
         assert cat(s.root, "/configs/broker/<default>/foo") == "x"
-        assert problems(s) == []
+        assert problems(s.engine) == []
 
     def test_same_name_recreated_with_a_new_id(self, tmp_path):
         s = load(tmp_path, topic("foo", T1), partition(T1, 0), config(2, "foo", "a", "1"),
@@ -475,7 +475,7 @@ class TestRemoveTopic:
         log.add(topic("bar", T3))
         s = session_of(tmp_path, log)
         assert [p.offset for p in s.engine.problems] == [bad]
-        assert "no such topic" in problems(s)[0]
+        assert "no such topic" in problems(s.engine)[0]
         assert ls(s.root, "/topics") == ["bar", "foo"]
 
 
@@ -531,7 +531,7 @@ class TestConfig:
                  config(2, "foo", "a", None), config(2, "foo", "never.set", None))
         assert ls(s.root, "/configs") == ["broker"]
         assert node(s.root, "/configs/topic") is None
-        assert problems(s) == []
+        assert problems(s.engine) == []
 
     def test_overwrite(self, tmp_path):
         s = load(tmp_path, config(4, "1", "k", "old"), config(4, "1", "k", "new"))
@@ -612,7 +612,7 @@ class TestAcls:
         s = session_of(tmp_path, log)
         assert ls(s.root, "/acls") == sorted([uid(902), uid(903)])
         assert [p.offset for p in s.engine.problems] == [bad]
-        assert uid(999) in problems(s)[0]
+        assert uid(999) in problems(s.engine)[0]
 
 
 def scram(user: str, mech: int = 1, iterations: int = 4096):
@@ -642,7 +642,7 @@ class TestScram:
                  record("RemoveUserScramCredentialRecord", name="nobody", mechanism=1))
         assert ls(s.root, "/scram/SCRAM-SHA-256") == []
         assert ls(s.root, "/scram/SCRAM-SHA-512") == ["alice"]
-        assert problems(s) == []
+        assert problems(s.engine) == []
 
     def test_replaced(self, tmp_path):
         s = load(tmp_path, scram("alice", iterations=4096), scram("alice", iterations=10000))
@@ -664,7 +664,7 @@ class TestDelegationTokens:
         assert cat(s.root, "/delegationTokens/t1") == {
             "owner": "User:alice", "requester": "User:alice", "renewers": ["User:bob"],
             "issueTimestamp": 1, "maxTimestamp": 3, "expirationTimestamp": 9}
-        assert problems(s) == []
+        assert problems(s.engine) == []
 
 
 # =========================================================================== features and the rest
@@ -700,7 +700,7 @@ class TestZkMigrationAndNoOp:
     def test_zk_migration_state(self, tmp_path):
         s = load(tmp_path, record("ZkMigrationStateRecord", zkMigrationState=2))
         assert s.image.zk_migration_state == 2
-        assert problems(s) == []
+        assert problems(s.engine) == []
 
     def test_noop_only_moves_the_offset(self, tmp_path):
         s = load(tmp_path, topic("foo", T1), record("NoOpRecord"), record("NoOpRecord"))
@@ -754,7 +754,7 @@ class TestUndecodable:
         log.add(topic("foo", T1))
         s = session_of(tmp_path, log)
         assert [p.offset for p in s.engine.problems] == [bad]
-        assert "undecodable" in problems(s)[0]
+        assert "undecodable" in problems(s.engine)[0]
         assert ls(s.root, "/topics") == ["foo"]
 
     def test_changes_after_a_bad_partition_record_apply_to_the_older_one(self, tmp_path):

@@ -10,8 +10,8 @@ from metashell.loader.reader import read_file
 from metashell.kraft.writer import control, record
 from metashell.replay.engine import ReplayEngine
 from metashell.session.files import open_session
-from tests.support.replay import (TS0, Log, broker, cat, change, engine_over, feature, ls, node,
-                                 partition, problems, topic, uid, write_snapshot)
+from tests.support.replay import TS0, Log, cat, engine_over, ls, node, problems, write_snapshot
+from tests.support.records import broker, change, feature, partition, topic, uid
 
 T1, T2, T3 = uid(1), uid(2), uid(3)
 
@@ -47,7 +47,7 @@ class TestTransactions:
         s = open_session(log.write(tmp_path))
         assert ls(s.root, "/topics") == ["after", "before", "inside"]
         assert ls(s.root, "/topics/inside") == ["0", "id", "name"]
-        assert problems(s) == [] and s.engine.aborted == 0
+        assert problems(s.engine) == [] and s.engine.aborted == 0
         assert s.engine.by_type["BeginTransactionRecord"] == 1
         assert s.engine.by_type["EndTransactionRecord"] == 1
         # provenance keeps each record's own offset
@@ -74,7 +74,7 @@ class TestTransactions:
         assert ls(s.root, "/topics") == ["after", "before"]
         assert node(s.root, f"/topicIds/{T2}") is None
         assert s.engine.aborted == 2
-        assert problems(s) == []
+        assert problems(s.engine) == []
         assert s.engine.by_type["AbortTransactionRecord"] == 1
 
     def test_dropped_at_end_of_input_with_a_warning(self, tmp_path):
@@ -95,7 +95,7 @@ class TestTransactions:
         log.add(end())
         s = open_session(log.write(tmp_path))
         assert [p.offset for p in s.engine.problems] == [nested]
-        assert "already in a transaction" in problems(s)[0]
+        assert "already in a transaction" in problems(s.engine)[0]
         # the open transaction goes on and ends at End
         assert ls(s.root, "/topics") == ["one", "two"]
 
@@ -106,7 +106,7 @@ class TestTransactions:
         log.add(topic("foo", T1))
         s = open_session(log.write(tmp_path))
         assert [p.offset for p in s.engine.problems] == [e, a]
-        assert all("without having seen a BeginTransactionRecord" in p for p in problems(s))
+        assert all("without having seen a BeginTransactionRecord" in p for p in problems(s.engine))
         assert ls(s.root, "/topics") == ["foo"]
 
     def test_a_problem_inside_a_transaction_skips_only_that_record(self, tmp_path):
@@ -163,7 +163,7 @@ class TestSnapshots:
         assert ls(s.root, "/topics") == ["foo"]
         assert node(s.root, "/topics/foo/0/data").last_change() == (41, TS0 + 7)
         assert cat(s.root, "/metadataQuorum/leaderEpoch") == 3
-        assert problems(s) == []
+        assert problems(s.engine) == []
 
     def test_directory_skips_log_records_the_snapshot_covers(self, tmp_path):
         part = tmp_path / "__cluster_metadata-0"

@@ -21,7 +21,8 @@ from metashell.replay.batch_loader import TRANSACTION_RECORDS
 from metashell.replay.engine import ReplayEngine
 from metashell.replay.entities import (acls, brokers, configs, features, producer_ids, quotas,
                                        scram, tokens, topics)
-from tests.support.replay import Log, change, config, leaves, partition, topic, uid, write_snapshot
+from tests.support.replay import Log, leaves, write_snapshot
+from tests.support.records import change, config, partition, topic, uid
 
 ENTITY_MODULES = (acls, brokers, configs, features, producer_ids, quotas, scram, tokens, topics)
 

@@ -11,8 +11,8 @@ from tests.support.paths import EXAMPLE
 from metashell.errors import MetashellError
 from metashell.kraft.writer import record
 from metashell.session.files import open_session
-from tests.support.replay import (TS0, Log, broker, cat, change, config, feature, leaves, ls, node,
-                                 partition, topic, uid, write_snapshot)
+from tests.support.replay import TS0, Log, cat, leaves, ls, node, write_snapshot
+from tests.support.records import broker, change, config, feature, partition, topic, uid
 
 T1, T2, T3 = uid(1), uid(2), uid(3)
 

@@ -27,7 +27,8 @@ from metashell.loader.reader import FileReader
 from metashell.kraft.records import decode_value
 from metashell.fast.store import RecordStore
 from metashell.kraft.writer import LogWriter, Out, build_batch, encode_records, record, write_file
-from tests.unit.test_store import KeptRecord, entries_of
+from tests.support.deferred_reads import KeptRecord, entries_of
+from tests.support.records import partition, uid
 from metashell.fast.deferred import (API_KEY, PARTITION, PARTITION_ID, RAW_TOPIC_ID, REF, TOPIC, TOPIC_ID,
                                        TOPIC_NAME, TOPIC_OFFSET, TOPIC_RAW_ID, TOPIC_TIMESTAMP, kind)
 
@@ -35,22 +36,18 @@ TS = 1_700_000_000_000
 DIRS = ["AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg", "AAAAAAAAAAAAAAAAAAAAAw"]
 
 
-def tid(n: int) -> str:
-    return f"{n:05d}".ljust(21, "T") + "A"
-
-
-def partition(t: int, p: int, version: int = 2, replicas=(1, 2, 3)) -> Out:
-    replicas = list(replicas)
+def varied(t: int, p: int, version: int = 2, replicas=(1, 2, 3)) -> Out:
+    """Partition ``p`` of topic ``uid(t)``, its epochs varying with ``p``,
+    its replicas on ``DIRS`` (from version 1)."""
     dirs = {"directories": DIRS[:len(replicas)]} if version else {}
-    return record("PartitionRecord", version, partitionId=p, topicId=tid(t), replicas=replicas,
-                  isr=replicas, leader=replicas[0], leaderEpoch=p % 7, partitionEpoch=p % 5, **dirs)
+    return partition(uid(t), p, replicas, version=version, leaderEpoch=p % 7, partitionEpoch=p % 5, **dirs)
 
 
 def topics(n: int, parts: int, version: int = 2, first: int = 0) -> list[Out]:
     out = []
     for t in range(first, first + n):
-        out.append(record("TopicRecord", name=f"topic-{t}", topicId=tid(t)))
-        out += [partition(t, p, version) for p in range(parts)]
+        out.append(record("TopicRecord", name=f"topic-{t}", topicId=uid(t)))
+        out += [varied(t, p, version) for p in range(parts)]
     return out
 
 
@@ -156,11 +153,11 @@ def test_a_controller_log(tmp_path):
         if i % 3 == 0:
             w.batch([record("NoOpRecord")], timestamp=TS + i)
         else:
-            w.batch([record("PartitionChangeRecord", 0, partitionId=p, topicId=tid(t), isr=[1, 2]),
-                     record("PartitionChangeRecord", 0, partitionId=p, topicId=tid(t), leader=2),
-                     record("PartitionChangeRecord", 0, partitionId=p, topicId=tid(t),
+            w.batch([record("PartitionChangeRecord", 0, partitionId=p, topicId=uid(t), isr=[1, 2]),
+                     record("PartitionChangeRecord", 0, partitionId=p, topicId=uid(t), leader=2),
+                     record("PartitionChangeRecord", 0, partitionId=p, topicId=uid(t),
                             isr=[1, 2, 3])], timestamp=TS + i)
-    odd = partition(3, 3)
+    odd = varied(3, 3)
     w.batch([Out(spec=odd.spec, version=odd.version, data=odd.data, key=b"k"),
              Out(spec=odd.spec, version=odd.version, data=odd.data, headers=(("h", b"v"),)),
              Out(spec=odd.spec, version=odd.version, data=odd.data, attributes=1, timestamp_delta=9)])
@@ -180,15 +177,15 @@ def test_any_layout(tmp_path, data):
     starting offset delta."""
     outs = []
     for t in range(data.draw(st.integers(1, 6))):
-        outs.append(record("TopicRecord", name=f"t{t}", topicId=tid(t)))
+        outs.append(record("TopicRecord", name=f"t{t}", topicId=uid(t)))
         version = data.draw(st.integers(0, 2))
         replicas = data.draw(st.sampled_from([(1,), (1, 2), (1, 2, 3)]))
-        outs += [partition(t, p, version, replicas) for p in range(data.draw(st.integers(0, 40)))]
+        outs += [varied(t, p, version, replicas) for p in range(data.draw(st.integers(0, 40)))]
         for _ in range(data.draw(st.integers(0, 3))):
             outs.append(data.draw(st.sampled_from([
                 record("NoOpRecord"),
-                record("PartitionChangeRecord", 0, partitionId=0, topicId=tid(t), leader=2),
-                record("PartitionChangeRecord", 2, partitionId=1, topicId=tid(t), isr=[1]),
+                record("PartitionChangeRecord", 0, partitionId=0, topicId=uid(t), leader=2),
+                record("PartitionChangeRecord", 2, partitionId=1, topicId=uid(t), isr=[1]),
             ])))
     skip = data.draw(st.sampled_from([0, 60, 8_000, 70_000, 2_000_000]))
     w = LogWriter(0, 1, TS)

@@ -11,55 +11,13 @@ import pytest
 
 from tests.support.paths import CORPORA
 from tests.support.corpora import needs_corpora
-from metashell.fast.change_batches import ChangeBatch
-from metashell.fast import deferred
-from metashell.fast.deferred import (API_KEY, KEPT_COUNT, KEPT_RUN, PARTITION, PARTITION_ID, RAW_TOPIC_ID,
-                                       REF, TOPIC, TOPIC_ID, TOPIC_NAME, TOPIC_OFFSET, TOPIC_RAW_ID,
-                                       TOPIC_TIMESTAMP)
-from metashell.loader.reader import FileReader, read_file
-from metashell.kraft.primitives import UUID_TEXT
+from metashell.loader.reader import read_file
 from metashell.fast.store import RecordStore, ref_file
 from metashell.kraft.writer import LogWriter, Out, build_batch, encode_records, record, write_file
-from metashell.replay.engine import ReplayEngine
-from metashell.fs.root import build_root
-from tests.support.replay import TS0, Log, change, leaves, partition, problems, topic, uid, write_snapshot
+from tests.support.deferred_reads import compare_file, entries_of, opened
+from tests.support.replay import TS0, Log, engine_over, problems, same_replay, write_snapshot
+from tests.support.records import change, partition, topic, uid
 from metashell.session.files import open_session
-
-FIELDS = ("offset", "timestamp", "epoch", "kind", "name", "api_key", "version", "frame", "layout",
-          "error", "position", "key", "headers", "attributes", "data")
-
-
-def entries_of(reader, store: RecordStore) -> list:
-    """A deferred read's entries (``reader``: opened by ``store``), a run as
-    its records (``deferred.PARTITION`` entries); a run of a snapshot's records
-    kept unread (configs, ACLs, ...) as a :class:`KeptRecord` each; a run of
-    heartbeat batches as its NoOpRecords, read again batch by batch; a batch
-    of changes left unread, read."""
-    return [e for b in reader
-            for x in (b.records if type(b.records) is list else
-                      b.records.entries() if type(b.records) is ChangeBatch else
-                      [r for one in b.records.batches() for r in one.records])
-            for e in (kept_records(x, store) if type(x) is tuple and deferred.kind(x) == KEPT_RUN
-                      else deferred.records(x) if type(x) is tuple else (x,))]
-
-
-class KeptRecord(tuple):
-    """One record of a snapshot's kept run, as :func:`entries_of` lists it:
-    ``(ref, apiKey)``."""
-
-
-def kept_records(entry: tuple, store: RecordStore) -> list:
-    return [KeptRecord((ref, entry[API_KEY])) for ref in store.run_refs(entry[REF], entry[KEPT_COUNT])]
-
-
-def _opened(path: Path) -> tuple:
-    store = RecordStore()
-    return store.open(path), store
-
-
-def same_record(a, b) -> None:
-    for f in FIELDS:
-        assert getattr(a, f) == getattr(b, f), f
 
 
 def cluster(topics: int = 3, partitions: int = 90):
@@ -76,41 +34,6 @@ def cluster(topics: int = 3, partitions: int = 90):
                 out.append(partition(tid, p, version=2, directories=[uid(900 + r) for r in (1, 2, 3)]))
         out.append(change(tid, 0, leader=2, isr=[2, 3]))
     return out
-
-
-def compare_file(path: Path) -> int:
-    """Every entry of a deferred read against the plain eager read; returns
-    how many were deferred."""
-    plain = [r for b in FileReader(path, lazy=True) for r in b.records]   # record by record
-    for r in plain:
-        r.data
-    store = RecordStore()
-    entries = entries_of(store.open(path), store)
-    assert len(entries) == len(plain)
-    deferred_count = 0
-    for entry, rec in zip(entries, plain):
-        if type(entry) is KeptRecord:   # a record of a snapshot's kept run
-            same_record(store.record(entry[0]), rec)
-            assert rec.api_key == entry[1]
-        elif type(entry) is tuple and deferred.kind(entry) == TOPIC:   # a TopicRecord on the fast path
-            back = store.record(entry[REF])
-            same_record(back, rec)
-            assert (entry[API_KEY], entry[TOPIC_NAME], UUID_TEXT[entry[TOPIC_RAW_ID]], entry[TOPIC_OFFSET],
-                    entry[TOPIC_TIMESTAMP], entry[TOPIC_ID]) == (
-                2, rec.data["name"], rec.data["topicId"], rec.offset, rec.timestamp, rec.data["topicId"])
-        elif type(entry) is tuple:
-            assert deferred.kind(entry) == PARTITION
-            ref, api, pid, raw = entry[REF], entry[API_KEY], entry[PARTITION_ID], entry[RAW_TOPIC_ID]
-            back = store.record(ref)
-            same_record(back, rec)
-            assert api == rec.api_key
-            assert rec.data is None or pid == rec.data["partitionId"]   # None: undecodable
-            assert rec.data is None or UUID_TEXT[raw] == rec.data["topicId"]
-            assert ref_file(ref) == 0
-            deferred_count += 1
-        else:
-            same_record(entry, rec)
-    return deferred_count
 
 
 @pytest.mark.parametrize("codec", [0, 1, 2, 3, 4], ids=["none", "gzip", "snappy", "lz4", "zstd"])
@@ -135,7 +58,7 @@ def test_partition_records_without_key_or_headers_are_deferred(tmp_path):
     payload, n = encode_records([topic("t", tid), plain, *odd])
     path = tmp_path / "00000000000000000000.log"
     write_file(path, build_batch(0, payload, n, base_timestamp=TS0))
-    entries = entries_of(*_opened(path))
+    entries = entries_of(*opened(path))
     # the store reads a record's framing again: attributes and a timestamp delta come back
     assert [type(e) is tuple for e in entries] == [True, True, False, False, True, True]
     assert compare_file(path) == 3
@@ -164,26 +87,6 @@ def test_refs_name_their_file(tmp_path):
     refs = [e[0] for p in paths for e in entries_of(store.open(p), store) if type(e) is tuple]
     assert [ref_file(r) for r in refs] == [0, 0, 1, 1, 2, 2]   # each file's topic and partition
     assert [store.record(r).offset for r in refs] == [0, 1, 100, 101, 200, 201]
-
-
-def replay(paths, deferred: bool, **kw) -> ReplayEngine:
-    eng = ReplayEngine(**kw)
-    for p in paths:
-        reader = eng.store.open(p, lazy=True) if deferred else read_file(p, lazy=True)
-        for batch in reader:
-            if not eng.apply_batch(batch):
-                break
-    eng.finish()
-    return eng
-
-
-def same_replay(paths, **kw) -> ReplayEngine:
-    a, b = replay(paths, True, **kw), replay(paths, False, **kw)
-    assert leaves(build_root(a.image)) == leaves(build_root(b.image))
-    assert (a.applied, a.skipped, a.aborted, a.by_type) == (b.applied, b.skipped, b.aborted, b.by_type)
-    assert [str(p) for p in a.problems] == [str(p) for p in b.problems]
-    assert (a.image.last_offset, a.image.last_time) == (b.image.last_offset, b.image.last_time)
-    return a
 
 
 def busy_log(tmp_path: Path) -> Path:
@@ -227,7 +130,7 @@ def test_snapshot_then_log_with_deferred_records(tmp_path):
         log.add(change(a, i % 3, leader=i % 3 + 1))
     log.write(tmp_path / "__cluster_metadata-0")
     s = open_session(tmp_path)
-    assert problems(s) == []
+    assert problems(s.engine) == []
     p5 = s.root.child("topics").child("a").child("5")
     assert p5.last_change() == (49, TS0 + 5)   # stamped with the snapshot's last offset and time
     history = s.changes("/topics/a/1")
@@ -247,7 +150,7 @@ def test_a_bad_deferred_body_is_reported_once(tmp_path):
     t = s.root.child("topics").child("t")
     assert t.children() == ["0", "id", "name"]
     t.children()
-    bad = [p for p in problems(s) if "undecodable PartitionRecord" in p]
+    bad = [p for p in problems(s.engine) if "undecodable PartitionRecord" in p]
     assert len(bad) == 1 and "offset 2" in bad[0]
 
 
@@ -279,12 +182,12 @@ def test_topic_records_the_fast_path_does_not_take(tmp_path):
     log.add(topic("renamed", a), topic("tópico-ü", uid(15)), partition(uid(15), 3))
     log.add(record("RemoveTopicRecord", topicId=b), change(b, 0, leader=2))
     path = log.write(tmp_path)
-    read_in_place = [e[2] for e in entries_of(*_opened(path))
+    read_in_place = [e[2] for e in entries_of(*opened(path))
                      if type(e) is tuple and len(e) == 7]
     assert read_in_place == ["tópico-ü", "renamed", "tópico-ü"]   # "renamed": the engine declines
     eng = same_replay([path])
     assert any("undecodable TopicRecord" in str(p) for p in eng.problems)
-    plain = replay([path], False)
+    plain = engine_over(path)
     for key in [("topic", t) for t in (a, b, c, d, uid(15))]:
         got, want = eng.image.records(key), plain.image.records(key)
         assert [(r.offset, r.name, r.data) for r in got or []] == \
@@ -331,7 +234,7 @@ def test_a_topic_keeps_its_own_history_until_it_changes(tmp_path):
     log.add(record("RemoveTopicRecord", topicId=a))
     log.add(topic("a2", a), *[partition(a, p) for p in range(2)])   # the same id again
     path = log.write(tmp_path)
-    eng, plain = same_replay([path]), replay([path], False)
+    eng, plain = same_replay([path]), engine_over(path)
     assert ("topic", b) not in eng.image.history and eng.image.topics[b].created is not None
     for tid in (a, b):
         got, want = eng.image.records(("topic", tid)), plain.image.records(("topic", tid))

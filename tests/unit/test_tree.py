@@ -8,8 +8,8 @@ from metashell.fs.tree import REDACTED
 from metashell.fs.walk import walk
 from metashell.kraft.writer import record
 from metashell.replay.image import Image
-from tests.support.replay import (Log, broker, cat, change, config, feature, leaves, load, ls, node,
-                                 partition, topic, uid)
+from tests.support.replay import Log, cat, leaves, load, ls, node
+from tests.support.records import broker, change, config, feature, partition, topic, uid
 from tests.support.walked import walked_text
 
 T1, T2 = uid(1), uid(2)

@@ -11,7 +11,7 @@ import threading
 from tests.support.commands import FakeSession, make_root
 from tests.support.live_session import (CONFIG, ScriptedObserver, committed_event, snapshot_event,
                                        status)
-from tests.support.replay import broker, partition, topic, uid
+from tests.support.records import broker, partition, topic, uid
 
 from metashell.commands import COMMANDS, Context, run_line
 from metashell.session.live import open_live_session

@@ -1,0 +1,67 @@
+"""The one builder of each metadata record shape the tests write (no tests here).
+
+Each builder gives a :class:`metashell.kraft.writer.Out` at the newest
+version unless ``version`` says otherwise, with Kafka's usual values for
+the fields a test does not name (a partition's ISR is its replicas, its
+leader the first replica, epochs 0), so that a test names only what it
+checks. Logs and snapshots of these records: :mod:`tests.support.replay`.
+"""
+
+from __future__ import annotations
+
+from metashell.kraft.primitives import uuid_to_str
+from metashell.kraft.writer import Out, record
+
+MIGRATING = "AAAAAAAAAAAAAAAAAAAAAA"   # the directory id of a replica being migrated
+
+
+def uid(n: int) -> str:
+    """A deterministic, non-zero 22-character topic/ACL/dir id: the tests'
+    only id maker, so that ``uid(n)`` names the same topic in every file."""
+    return uuid_to_str((0x5EED0000_00000000_00000000_00000000 + n).to_bytes(16, "big"))
+
+
+def broker(bid: int, epoch: int = 10, version: int | None = None, **fields) -> Out:
+    """A RegisterBrokerRecord: fenced, one PLAINTEXT listener on host ``b<bid>``."""
+    fields.setdefault("incarnationId", uid(1000 + bid))
+    fields.setdefault("endPoints", [{"name": "PLAINTEXT", "host": f"b{bid}", "port": 9092,
+                                     "securityProtocol": 0}])
+    fields.setdefault("fenced", True)
+    return record("RegisterBrokerRecord", version, brokerId=bid, brokerEpoch=epoch, **fields)
+
+
+def topic(name: str, tid: str) -> Out:
+    """A TopicRecord."""
+    return record("TopicRecord", name=name, topicId=tid)
+
+
+def partition(tid: str, pid: int, replicas=(1, 2, 3), *, version: int | None = None, **fields) -> Out:
+    """A PartitionRecord of topic ``tid``: in sync, led by its first replica
+    (no leader without replicas), epochs 0, unless ``fields`` say otherwise."""
+    replicas = list(replicas)
+    fields.setdefault("isr", list(replicas))
+    fields.setdefault("leader", replicas[0] if replicas else -1)
+    fields.setdefault("leaderEpoch", 0)
+    fields.setdefault("partitionEpoch", 0)
+    return record("PartitionRecord", version, partitionId=pid, topicId=tid, replicas=replicas,
+                  **fields)
+
+
+def change(tid: str, pid: int, *, version: int | None = None, **fields) -> Out:
+    """A PartitionChangeRecord of partition ``pid`` of topic ``tid`` changing ``fields``."""
+    return record("PartitionChangeRecord", version, partitionId=pid, topicId=tid, **fields)
+
+
+def config(rtype: int, name: str, key: str, value) -> Out:
+    """A ConfigRecord setting ``key`` of resource ``name`` (of type ``rtype``: 2 topic, 4 broker)."""
+    return record("ConfigRecord", resourceType=rtype, resourceName=name, name=key, value=value)
+
+
+def feature(name: str, level: int) -> Out:
+    """A FeatureLevelRecord."""
+    return record("FeatureLevelRecord", name=name, featureLevel=level)
+
+
+def noop() -> Out:
+    """A NoOpRecord: a controller's heartbeat, one a batch."""
+    return record("NoOpRecord")
