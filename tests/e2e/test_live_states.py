@@ -16,11 +16,12 @@ import time
 import pytest
 
 from tests.support.fake_kraft import FakeQuorum, Listener
-from tests.support.fake_kraft_follow import live_config, parked_at_the_log_end
+from tests.support.fake_kraft_follow import (a_cluster_log, caught_up, live_config, parked_at_the_log_end,
+                                             quorums)  # noqa: F401 (fixture)
 from tests.support.fake_kraft_security import TlsCertificates
 from tests.support.waiting import wait_until
 from tests.support.cli import BIN, env, run_cli
-from tests.unit.test_live_observer import a_cluster_log, caught_up, quorums, tid, topic  # noqa: F401 (fixture)
+from tests.support.records import topic, uid
 
 from metashell import cli
 from metashell.fs.node import lookup
@@ -111,7 +112,7 @@ def test_a_whole_quorum_back_without_a_leader_yet_is_an_election_then_followed(q
     assert f.wait(lambda f: f.statuses[-1].state == "election", 10), f.statuses[-2:]
     assert f.statuses[-1].leader_id == -1
     q.failover(2)
-    q.append([topic("after", tid(400))], commit=True)
+    q.append([topic("after", uid(400))], commit=True)
     assert f.wait(lambda f: f.committed_offset == q.log.end_offset, 10), f.statuses[-2:]
     assert f.statuses[-1].state == "following" and f.statuses[-1].leader_id == 2
 
@@ -122,7 +123,7 @@ def test_catching_up_again_when_the_image_falls_behind(quorums):
     assert f.wait(caught_up), f.error
     q.max_fetch_bytes = 300          # answers hold one batch: the observer falls behind
     for n in range(20):
-        q.append([topic(f"late{n}", tid(200 + n))])
+        q.append([topic(f"late{n}", uid(200 + n))])
     q.commit()
     assert f.wait(lambda f: f.committed_offset == q.log.end_offset, 15), f.statuses[-1:]
     states = [s.state for s in f.statuses]
@@ -277,7 +278,7 @@ def test_diff_from_offset_and_time_under_c_follow_the_quorum_again():
         time.sleep(0.05)                  # the clock moves on: --from-time falls between two appends
         cut = int(time.time() * 1000)
         time.sleep(0.05)
-        q.append([topic("orders", tid(50))], commit=True)
+        q.append([topic("orders", uid(50))], commit=True)
         for option, value in (("--from-offset", before), ("--from-time", cut)):
             status, out, err = run_cli(["-C", q.bootstrap(), "--timeout", "5", "-o", "json",
                                         "diff", option, str(value), "/topics"])
@@ -295,7 +296,7 @@ def test_diff_from_an_offset_before_the_quorums_snapshot_names_from_offset(quoru
     q = quorums(3, profile="4.1")
     q.append(noop_records(10), commit=True)
     q.truncate_to_snapshot(snapshot_bytes(noop_records(3), epoch=1), 10)
-    q.append([topic("after", tid(60))], commit=True)
+    q.append([topic("after", uid(60))], commit=True)
     q.start()
     status, out, err = run_cli(["-C", q.bootstrap(), "--timeout", "5", "diff", "--from-offset", "4"])
     assert status == 2 and out == "", err
@@ -322,7 +323,7 @@ def test_records_committed_after_they_were_fetched_show_within_a_fraction_of_the
         # the behaviour: records appended into a parked Fetch, committed a
         # moment later, show within a fraction of the long poll
         time.sleep(0.2)
-        last = q.append([topic(f"slow{n}", tid(300 + n))])[1]     # fetched, not committed yet
+        last = q.append([topic(f"slow{n}", uid(300 + n))])[1]     # fetched, not committed yet
         time.sleep(0.1)
         committed_at = time.monotonic()
         q.commit()

@@ -248,3 +248,14 @@ def _first_difference(theirs: str, mine: str) -> str:
         if x != y:
             return f"  line {i + 1}:\n  kafka: {x}\n  ours:  {y}"
     return f"  kafka has {len(a)} lines, ours {len(b)}"
+
+
+def joined_log(segments: "list[Path]", into: Path) -> Path:
+    """The node's whole log as one segment (its batches in offset order, as
+    the segments hold them), for Kafka's shell, which reads a file."""
+    into.mkdir(parents=True, exist_ok=True)
+    out = into / segments[0].name
+    with open(out, "wb") as f:
+        for seg in segments:
+            f.write(seg.read_bytes())
+    return out

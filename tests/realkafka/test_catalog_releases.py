@@ -12,7 +12,7 @@ import zipfile
 from pathlib import Path
 
 from metashell.kraft import catalog, enums
-from tests.unit.test_catalog import _compare_message
+from tests.support.catalog_checks import compare_message
 
 from .jars import kafka_classpath
 
@@ -79,7 +79,7 @@ def test_catalog_knows_every_metadata_record_of_the_release(kafka_version):
         assert schema["type"] == "metadata", schema["_file"]
         ours = _layout_for(schema["apiKey"], kafka_version)
         assert ours is not None, f"{schema['_file']}: apiKey {schema['apiKey']} not in the catalog"
-        _compare_message(ours, schema)
+        compare_message(ours, schema)
 
 
 def test_catalog_knows_every_control_record_of_the_release(kafka_version):
@@ -89,7 +89,7 @@ def test_catalog_knows_every_control_record_of_the_release(kafka_version):
     by_name = {m.name: m for m in catalog.CONTROL.values()}
     for schema in schemas:
         assert schema["name"] in by_name, f"{schema['_file']}: not in the catalog"
-        _compare_message(by_name[schema["name"]], schema)
+        compare_message(by_name[schema["name"]], schema)
 
 
 def test_every_metadata_version_of_the_release_has_its_name(kafka_version):

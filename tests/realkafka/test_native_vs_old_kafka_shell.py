@@ -44,7 +44,7 @@ from metashell.session.files import open_session
 from .jars import log_config, require_java_and_maven, selected_versions, shell_classpath
 from tests.support.corpora import corpus
 
-from .test_image_vs_kafka_shell import CORPORA, joined_log
+from .image_shell import joined_log
 from .workload import version_tuple
 
 OLD_SHELL = "3.4.1"

@@ -14,12 +14,16 @@ import json
 import threading
 import time
 
+import pytest
+
 from metashell.fs.root import build_root
 from metashell.kraft.batch import BatchScanner
 from metashell.live import (CommittedEvent, LiveConfig, Observer, SnapshotEvent,
                                    StatusEvent, parse_controllers)
 from metashell.loader.reader import FileReader
 from metashell.replay.engine import ReplayEngine
+from tests.support.fake_kraft import FakeQuorum
+from tests.support.records import feature, partition, topic, uid
 from tests.support.replay import leaves
 
 TOPS = ["brokers", "controllers", "topics", "topicIds", "configs", "clientQuotas", "acls",
@@ -157,3 +161,46 @@ def parked_at_the_log_end(q) -> bool:
     the log's end: it caught up and its Fetch is parked in a long poll."""
     return any(r.topics[0].partitions[0].fetch_offset >= q.log.end_offset
                for n in q.nodes.values() for r in list(n.fetches))
+
+
+@pytest.fixture
+def quorums():
+    """A maker of fake quorums (``quorums(3, profile=...)``) and, as
+    ``quorums.follow(config)``, of observers following them; at the end each
+    observer must close within seconds and each quorum stop without errors.
+    Imported by the test modules that use it."""
+    made, follows = [], []
+
+    def make(*args, **kw):
+        q = FakeQuorum(*args, **kw)
+        made.append(q)
+        return q
+
+    def follow(config):
+        f = Follow(config)
+        follows.append(f)
+        return f
+
+    make.follow = follow
+    yield make
+    for f in follows:
+        assert f.close() < 3, "close() must stop events() within about a second"
+    for q in made:
+        q.stop()
+        assert not [e for n in q.nodes.values() for e in n.errors]
+
+
+def a_cluster_log(q, topics=3, commit=True):
+    """A few batches of real metadata records at the current epoch: topics
+    ``t0``... (``uid(10)``...) of three partitions each (version 0)."""
+    q.append([feature("metadata.version", 7)])
+    for t in range(topics):
+        q.append([topic(f"t{t}", uid(10 + t))] + [partition(uid(10 + t), p, version=0) for p in range(3)])
+    if commit:
+        q.commit()
+    return q
+
+
+def caught_up(f) -> bool:
+    """A ``Follow.wait`` predicate: the observer follows the leader's log end."""
+    return f.following()

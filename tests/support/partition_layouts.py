@@ -46,6 +46,19 @@ CHANGES = st.fixed_dictionaries({}, optional={
     "eligibleLeaderReplicas": st.lists(st.integers(1, 4), max_size=2, unique=True),
 })
 
+# every field of a PartitionChangeRecord, set or not, out to the edges of its values
+CHANGE_FIELDS = st.fixed_dictionaries({}, optional={
+    "isr": st.one_of(st.none(), st.lists(st.integers(0, 40), max_size=40, unique=True)),
+    "leader": st.sampled_from([-2, -1, 0, 1, 3, 2**31 - 1]),
+    "leaderRecoveryState": st.sampled_from([-1, 0, 1]),
+    "removingReplicas": st.lists(st.integers(1, 4), max_size=2, unique=True),
+    "addingReplicas": st.lists(st.integers(1, 4), max_size=2, unique=True),
+    "replicas": st.one_of(st.none(), st.lists(st.integers(1, 4), min_size=1, max_size=4, unique=True)),
+    "directories": st.lists(st.sampled_from(DIRS[:3]), max_size=9),
+    "eligibleLeaderReplicas": st.lists(st.integers(1, 4), max_size=2, unique=True),
+    "lastKnownElr": st.lists(st.integers(1, 4), max_size=2, unique=True),
+})
+
 
 def shaped(t: int, p: int, version: int, replicas, isr, leader=None, adding=(), removing=(),
            dirs=None, **extra) -> Out:

@@ -65,3 +65,30 @@ def feature(name: str, level: int) -> Out:
 def noop() -> Out:
     """A NoOpRecord: a controller's heartbeat, one a batch."""
     return record("NoOpRecord")
+
+
+def rich_cluster() -> list[Out]:
+    """One record of every kind the tree shows (a controller, three brokers,
+    topics ``foo`` (``uid(1)``) and ``bar`` (``uid(2)``), configs, a quota,
+    an ACL, SCRAM, a token, producer ids): the cluster the tree tests walk."""
+    return [
+        feature("metadata.version", 27), feature("group.version", 1),
+        record("RegisterControllerRecord", controllerId=3000, incarnationId=uid(500),
+               zkMigrationReady=False, endPoints=[], features=[]),
+        broker(1, fenced=False), broker(2, fenced=False), broker(10),
+        topic("foo", uid(1)), partition(uid(1), 0), partition(uid(1), 1), partition(uid(1), 10),
+        topic("bar", uid(2)), partition(uid(2), 0, [2]),
+        change(uid(1), 0, leader=2),
+        config(2, "foo", "retention.ms", "1000"), config(4, "", "ssl.keystore.password", "pw"),
+        config(4, "1", "log.retention.hours", "1"), config(4, "10", "x", "y"),
+        config(4, "2", "x", "y"),
+        record("ClientQuotaRecord", entity=[{"entityType": "user", "entityName": None}],
+               key="consumer_byte_rate", value=5.0, remove=False),
+        record("AccessControlEntryRecord", id=uid(900), resourceType=4, resourceName="kafka-cluster",
+               patternType=3, principal="User:admin", host="*", operation=2, permissionType=3),
+        record("UserScramCredentialRecord", name="alice", mechanism=2, salt=b"s", storedKey=b"k",
+               serverKey=b"v", iterations=8192),
+        record("DelegationTokenRecord", owner="User:alice", requester="User:alice", renewers=[],
+               issueTimestamp=1, maxTimestamp=3, expirationTimestamp=2, tokenId="tok"),
+        record("ProducerIdsRecord", brokerId=1, brokerEpoch=10, nextProducerId=7000),
+    ]

@@ -26,23 +26,9 @@ from metashell.kraft.writer import encode_records
 from metashell.fast import pending
 from metashell.queries import summary
 from metashell.session.files import open_session
+from tests.support.partition_layouts import CHANGE_FIELDS
 from tests.support.replay import Log, write_snapshot
 from tests.support.records import change, config, partition, topic, uid
-
-DIRS = ["AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg", "AAAAAAAAAAAAAAAAAAAAAw"]
-
-fields = st.fixed_dictionaries({}, optional={
-    "isr": st.one_of(st.none(), st.lists(st.integers(0, 40), max_size=40, unique=True)),
-    "leader": st.sampled_from([-2, -1, 0, 1, 3, 2**31 - 1]),
-    "leaderRecoveryState": st.sampled_from([-1, 0, 1]),
-    "removingReplicas": st.lists(st.integers(1, 4), max_size=2, unique=True),
-    "addingReplicas": st.lists(st.integers(1, 4), max_size=2, unique=True),
-    "replicas": st.one_of(st.none(), st.lists(st.integers(1, 4), min_size=1, max_size=4, unique=True)),
-    "directories": st.lists(st.sampled_from(DIRS), max_size=9),
-    "eligibleLeaderReplicas": st.lists(st.integers(1, 4), max_size=2, unique=True),
-    "lastKnownElr": st.lists(st.integers(1, 4), max_size=2, unique=True),
-})
-
 
 def one_change(version: int, pid: int, values: dict):
     values = dict(values)
@@ -55,7 +41,7 @@ def one_change(version: int, pid: int, values: dict):
 
 
 @settings(max_examples=300, deadline=None)
-@given(version=st.integers(0, 2), pid=st.sampled_from([0, 5, 2**31 - 1, -1]), values=fields)
+@given(version=st.integers(0, 2), pid=st.sampled_from([0, 5, 2**31 - 1, -1]), values=CHANGE_FIELDS)
 def test_the_pattern_reads_a_change_as_its_decoder_does(version, pid, values):
     payload, _ = encode_records([one_change(version, pid, values)])
     rend, _, _, _, _, _, vstart, vlen, _ = frame(payload, 0, len(payload), 0)

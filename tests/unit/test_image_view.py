@@ -16,8 +16,9 @@ from metashell.fs.complete import complete_path
 from metashell.fs.image_view import decode_entity, image_parts, native_parts
 from metashell.kraft.writer import record
 from tests.support.replay import TS0, load, ls, node
-from tests.support.records import broker, uid
-from tests.unit.test_tree import T1, rich_cluster
+from tests.support.records import broker, rich_cluster, uid
+
+T1 = uid(1)   # topic foo of rich_cluster
 
 
 def run(session, *words, output="text"):

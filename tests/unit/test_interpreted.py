@@ -16,8 +16,7 @@ from metashell.errors import RecordDecodeError
 from metashell.kraft import catalog, interpreter
 from metashell.kraft.codegen import compile_decoder
 from metashell.kraft.records import RESOLVED, decode_value, encode_value
-from tests.unit.test_catalog import CASE_IDS, CASE_PARAMS, _struct
-from tests.unit.test_schema_shapes import outcome
+from tests.support.catalog_checks import CASE_IDS, CASE_PARAMS, outcome, record_values
 
 _SETTINGS = settings(max_examples=20, deadline=None, derandomize=True,
                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
@@ -50,7 +49,7 @@ def answers(m, version, buf, pos=0, end=None):
 @_SETTINGS
 @given(data=st.data())
 def test_every_body_the_encoder_writes(m, version, data):
-    value = data.draw(_struct(m.fields, version, long=data.draw(st.booleans())))
+    value = data.draw(record_values(m.fields, version, long=data.draw(st.booleans())))
     raw = bytes(m.encode(version, value))
     if inline_struct(m.fields):
         assert m.kind == "control" and answers(m, version, raw) is None
@@ -64,7 +63,7 @@ def test_every_body_the_encoder_writes(m, version, data):
 @_SETTINGS
 @given(data=st.data())
 def test_garbled_truncated_and_odd_ends(m, version, data):
-    raw = bytes(m.encode(version, data.draw(_struct(m.fields, version))))
+    raw = bytes(m.encode(version, data.draw(record_values(m.fields, version))))
     body = bytearray(raw)
     for _ in range(data.draw(st.integers(1, 3)) if body else 0):
         i = data.draw(st.integers(0, len(body) - 1))

@@ -15,69 +15,19 @@ import time
 
 import pytest
 
-from tests.support.fake_kraft import PROFILES, FakeQuorum, Fault, noop_records, split_batches
-from tests.support.fake_kraft_follow import (Follow, check_contiguous, image_json, live_config,
-                                             parked_at_the_log_end, rebuild, record_offsets)
+from tests.support.fake_kraft import PROFILES, Fault, noop_records, split_batches
+from tests.support.fake_kraft_follow import (a_cluster_log, caught_up, check_contiguous, image_json, live_config,
+                                             parked_at_the_log_end, quorums, rebuild,  # noqa: F401 (fixture)
+                                             record_offsets)
+from tests.support.records import partition, topic, uid
 from tests.support.waiting import wait_until
 from metashell.errors import CorruptDataError
 from metashell.live import CommittedEvent, LiveError, SnapshotEvent
 from metashell.loader.reader import FileReader
-from metashell.kraft.primitives import uuid_to_str
-from metashell.kraft.writer import record, snapshot_bytes
+from metashell.kraft.writer import snapshot_bytes
 
 
-def tid(n: int) -> str:
-    return uuid_to_str((1000 + n).to_bytes(16, "big"))
-
-
-T1 = tid(1)
-
-
-def topic(name, tid=T1):
-    return record("TopicRecord", name=name, topicId=tid)
-
-
-def partition(pid, tid=T1, leader=1):
-    return record("PartitionRecord", 0, partitionId=pid, topicId=tid, replicas=[1, 2, 3],
-                  isr=[1, 2, 3], removingReplicas=[], addingReplicas=[], leader=leader,
-                  leaderEpoch=0, partitionEpoch=0)
-
-
-@pytest.fixture
-def quorums():
-    made, follows = [], []
-
-    def make(*args, **kw):
-        q = FakeQuorum(*args, **kw)
-        made.append(q)
-        return q
-
-    def follow(config):
-        f = Follow(config)
-        follows.append(f)
-        return f
-
-    make.follow = follow
-    yield make
-    for f in follows:
-        assert f.close() < 3, "close() must stop events() within about a second"
-    for q in made:
-        q.stop()
-        assert not [e for n in q.nodes.values() for e in n.errors]
-
-
-def a_cluster_log(q, topics=3, commit=True):
-    """A few batches of real metadata records at the current epoch."""
-    q.append([record("FeatureLevelRecord", name="metadata.version", featureLevel=7)])
-    for t in range(topics):
-        q.append([topic(f"t{t}", tid(10 + t))] + [partition(p, tid(10 + t)) for p in range(3)])
-    if commit:
-        q.commit()
-    return q
-
-
-def caught_up(f):
-    return f.following()
+T1 = uid(1)
 
 
 # ------------------------------------------------------------------ every release
@@ -105,7 +55,7 @@ def test_every_release_profile(quorums, profile, version):
         assert all(r.replica_state is None or r.replica_state.replica_id == -1 for r in fetches)
     # then it follows: a new committed batch shows up
     hwm = q.hwm
-    q.append([topic("late", tid(100))], commit=True)
+    q.append([topic("late", uid(100))], commit=True)
     assert f.wait(lambda f: f.committed_offset == q.log.end_offset)
     if version >= 18:   # it tells the leader the HWM it knows (KIP-1166)
         assert any(r.topics[0].partitions[0].high_watermark == hwm for r in leader_fetches[1:])
@@ -168,10 +118,8 @@ def big_snapshot() -> tuple[bytes, int]:
     """A snapshot over 8 MiB (more than one FetchSnapshot chunk) and its
     end offset: one topic whose partitions have 40 replicas each."""
     replicas = list(range(1, 41))
-    records = [topic("big")] + [
-        record("PartitionRecord", 0, partitionId=p, topicId=T1, replicas=replicas, isr=replicas,
-               removingReplicas=[], addingReplicas=[], leader=1, leaderEpoch=0, partitionEpoch=0)
-        for p in range(27_000)]
+    records = [topic("big", T1)] + [
+        partition(T1, p, replicas, version=0) for p in range(27_000)]
     data = snapshot_of(records, per_batch=2000)
     assert len(data) > 8 << 20
     return data, len(records) + 2
@@ -190,7 +138,7 @@ def test_snapshot_download_in_chunks_then_following(quorums, profile):
     assert len(snaps) == 1 and bytes(snaps[0].data) == snap
     assert (snaps[0].end_offset, snaps[0].epoch) == (end, 1)
     assert sum(1 for k, _ in q.nodes[1].requests if k == 59) >= 2      # in chunks
-    q.append([topic("after", tid(2))], commit=True)
+    q.append([topic("after", uid(2))], commit=True)
     assert f.wait(lambda f: f.committed_offset == q.log.end_offset)
     check_contiguous(f.events)
     assert f.offsets() == list(range(end, q.log.end_offset))
@@ -209,12 +157,12 @@ def test_log_truncated_behind_the_observer_forces_a_new_snapshot(quorums):
         q.append(noop_records(2))
     q.commit()
     snap_end = q.log.end_offset
-    q.truncate_to_snapshot(snapshot_of([topic("t0", tid(10))]), snap_end, 1)
+    q.truncate_to_snapshot(snapshot_of([topic("t0", uid(10))]), snap_end, 1)
     q.nodes[1].start()                            # ... and comes back behind the log start
     assert f.wait(lambda f: len(f.of(SnapshotEvent)) == 1, 15), f.error
     snap = f.of(SnapshotEvent)[0]
     assert snap.end_offset == snap_end and end < snap_end
-    q.append([topic("x", tid(102))], commit=True)
+    q.append([topic("x", uid(102))], commit=True)
     assert f.wait(lambda f: f.committed_offset == q.log.end_offset)
     check_contiguous(f.events)
 
@@ -226,12 +174,12 @@ def test_uncommitted_tail_is_never_yielded_and_its_truncation_is_survived(quorum
     committed = q.hwm
     f = quorums.follow(live_config(q))
     assert f.wait(caught_up), f.error
-    q.append([topic("ghost", tid(103))])       # never committed
-    q.append([topic("ghost2", tid(104))])
+    q.append([topic("ghost", uid(103))])       # never committed
+    q.append([topic("ghost2", uid(104))])
     wait_until(lambda: any(r.topics[0].partitions[0].fetch_offset > committed for r in q.nodes[1].fetches),
                "the observer to fetch the uncommitted records")
     assert max(f.offsets()) == committed - 1
-    q.failover(2, truncate_to=committed, tail=[[topic("real", tid(105))]])
+    q.failover(2, truncate_to=committed, tail=[[topic("real", uid(105))]])
     q.commit()
     assert f.wait(lambda f: f.committed_offset == q.log.end_offset, 15), (f.error, f.statuses[-1:])
     names = {t.name for t in rebuild(f.events).image.topics.values()}
@@ -261,7 +209,7 @@ def test_dropped_connection_during_a_long_poll(quorums):
     assert f.wait(caught_up), f.error
     wait_until(lambda: parked_at_the_log_end(q), "a Fetch parked in a long poll")
     q.nodes[1].drop_connections()
-    q.append([topic("after-drop", tid(106))], commit=True)
+    q.append([topic("after-drop", uid(106))], commit=True)
     assert f.wait(lambda f: f.committed_offset == q.log.end_offset, 10), f.error
     check_contiguous(f.events)
     assert f.offsets() == list(range(q.log.end_offset))
@@ -290,10 +238,10 @@ def test_failover_mid_log(quorums):
     q = a_cluster_log(quorums(3, profile="4.1")).start()
     f = quorums.follow(live_config(q))
     assert f.wait(caught_up), f.error
-    q.append([topic("before", tid(107))], commit=True)
+    q.append([topic("before", uid(107))], commit=True)
     q.failover(3, hwm=-1)
     q.nodes[1].stop()                          # the old leader is gone
-    q.append([topic("after", tid(108))])
+    q.append([topic("after", uid(108))])
     q.commit()
     assert f.wait(lambda f: f.committed_offset == q.log.end_offset, 15), (f.error, f.statuses[-1:])
     assert f.statuses[-1].leader_id == 3 and f.statuses[-1].leader_epoch == 2
@@ -308,7 +256,7 @@ def test_parked_fetch_answered_not_leader_moves_to_the_new_leader(quorums, profi
     assert f.wait(caught_up), f.error
     wait_until(lambda: parked_at_the_log_end(q), "a Fetch parked on node 1")   # which stays up
     q.failover(2, hwm=q.committed)
-    q.append([topic("on-2", tid(110))], commit=True)
+    q.append([topic("on-2", uid(110))], commit=True)
     assert f.wait(lambda f: f.committed_offset == q.log.end_offset, 10), (f.error, f.statuses[-1:])
     assert f.statuses[-1].leader_id == 2 and q.nodes[2].fetches
     check_contiguous(f.events)
@@ -363,14 +311,14 @@ def test_random_schedule_with_snapshots_rebuilds_the_committed_image(quorums, pr
             break
         action = rng.random()
         if action < 0.5:
-            q.append([topic(f"r{n}", tid(1000 + n))])
+            q.append([topic(f"r{n}", uid(1000 + n))])
             if rng.random() < 0.6:
                 q.commit()
         elif action < 0.65:
             leader = rng.choice([i for i in q.nodes if i != q.leader_id])
             replace = rng.random() < 0.6
             q.failover(leader, truncate_to=q.committed if replace else None,
-                       tail=[[topic(f"tail{n}", tid(5000 + n))]] if replace else [],
+                       tail=[[topic(f"tail{n}", uid(5000 + n))]] if replace else [],
                        hwm=rng.choice([-1, q.committed]))
         elif action < 0.75 and q.committed > q.log.start_offset:
             in_snapshot += snapshot_at_commit(q, in_snapshot)
@@ -378,7 +326,7 @@ def test_random_schedule_with_snapshots_rebuilds_the_committed_image(quorums, pr
             # the observer loses the leader while the log moves past it into a snapshot
             node = q.nodes[q.leader_id]
             node.stop()
-            q.append([topic(f"gone{n}", tid(9000 + n))], commit=True)
+            q.append([topic(f"gone{n}", uid(9000 + n))], commit=True)
             in_snapshot += snapshot_at_commit(q, in_snapshot)
             node.start()
         elif action < 0.85:
@@ -498,7 +446,7 @@ def test_after_catch_up_losing_the_quorum_is_a_status_not_an_error(quorums):
     assert f.error is None and not f.finished
     for n in q.nodes.values():
         n.start()
-    q.append([topic("back", tid(109))], commit=True)
+    q.append([topic("back", uid(109))], commit=True)
     assert f.wait(lambda f: f.committed_offset == q.log.end_offset, 15), f.statuses[-1:]
 
 

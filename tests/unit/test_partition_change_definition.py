@@ -29,7 +29,7 @@ from metashell.fast import partition_change
 from metashell.fast.partition_change import EFFECT, ISR, LEADER
 from metashell.replay.partition_model import merge_change
 from metashell.replay.image import PartitionState
-from tests.unit.test_change_effects import fields
+from tests.support.partition_layouts import CHANGE_FIELDS
 from tests.support.records import change, uid
 
 SPEC = METADATA[5]
@@ -56,7 +56,7 @@ def start_state() -> PartitionState:
 
 
 @settings(max_examples=400, deadline=None)
-@given(version=st.sampled_from(VERSIONS), values=fields)
+@given(version=st.sampled_from(VERSIONS), values=CHANGE_FIELDS)
 def test_the_shortcuts_say_what_merge_change_does(version, values):
     values = {k: v for k, v in values.items() if k in fields_of(version)}
     payload, _ = encode_records([change(uid(7), 0, version=version, **values)])

@@ -18,6 +18,8 @@ from metashell.kraft.codegen import compile_decoder
 from metashell.kraft.fields import UNKNOWN_TAGS
 from metashell.kraft.primitives import uuid_to_str
 from metashell.kraft.schema import Message
+from tests.support.catalog_checks import outcome
+from tests.support.records import partition
 
 U1 = "AQIDBAUGBwgJCgsMDQ4PEA"
 U2 = "EA8ODQwLCgkIBwYFBAMCAQ"
@@ -67,15 +69,6 @@ def fresh(m: Message, version: int):
     dec = compile_decoder(m, version)
     assert dec.shapes.shapes == []
     return dec, dec.shapes.general
-
-
-def outcome(fn, buf, pos, end):
-    """What a decoder did, compared strictly: ``repr`` keeps dict key order,
-    list vs tuple, bool vs int, and the error's class and message."""
-    try:
-        return repr(fn(buf, pos, end))
-    except Exception as e:   # the error itself is what is compared
-        return f"{type(e).__name__}: {e}"
 
 
 def same(dec, general, buf, pos=0, end=None):
@@ -261,19 +254,21 @@ P = catalog.METADATA[3]
 PC = catalog.METADATA[5]
 
 
-def partition(version=2, **kw) -> bytes:
-    value = dict(P.defaults(version), partitionId=5, topicId=U1, replicas=[1, 2, 3], isr=[1, 2, 3],
-                 leader=1, leaderEpoch=4, partitionEpoch=6)
-    if version >= 1:
-        value["directories"] = [U2] * 3
-    value.update(kw)
-    return bytes(P.encode(version, value))
+def partition_value(version=2, **kw) -> bytes:
+    """A PartitionRecord's value (no frame) as the catalog's encoder writes
+    it: partition 5 of ``U1``, replicas and ISR 1-3, leader 1, epochs 4 and
+    6, each replica on ``U2`` (from version 1), unless ``kw`` says otherwise."""
+    fields = dict(isr=[1, 2, 3], leader=1, leaderEpoch=4, partitionEpoch=6,
+                  **({"directories": [U2] * 3} if version >= 1 else {}))
+    fields.update(kw)
+    out = partition(U1, 5, fields.pop("replicas", (1, 2, 3)), version=version, **fields)
+    return bytes(P.encode(version, dict(P.defaults(version), **out.data)))
 
 
 def test_shapes_of_the_same_size_never_answer_for_each_other():
-    a = partition(isr=[1, 2, 3], removingReplicas=[])
-    b = partition(isr=[1, 2], removingReplicas=[3])
-    c = partition(isr=[1], removingReplicas=[3], addingReplicas=[2])
+    a = partition_value(isr=[1, 2, 3], removingReplicas=[])
+    b = partition_value(isr=[1, 2], removingReplicas=[3])
+    c = partition_value(isr=[1], removingReplicas=[3], addingReplicas=[2])
     assert len(a) == len(b) == len(c)
     dec, general = fresh(P, 2)
     for body in (a, b, c) * 2:
@@ -288,7 +283,7 @@ def test_shapes_of_the_same_size_never_answer_for_each_other():
 
 def test_one_sighting_teaches_nothing_two_teach_a_shape():
     dec, general = fresh(P, 2)
-    body = partition()
+    body = partition_value()
     same(dec, general, body)
     assert dec.shapes.shapes == []
     same(dec, general, body)
@@ -298,7 +293,7 @@ def test_one_sighting_teaches_nothing_two_teach_a_shape():
 
 def test_every_kind_of_buffer_and_position():
     dec, general = fresh(P, 2)
-    body = partition()
+    body = partition_value()
     for _ in range(2):
         same(dec, general, body)
     framed = b"\x01\x03\x02" + body + b"\xee" * 4
@@ -313,7 +308,7 @@ def test_every_kind_of_buffer_and_position():
 
 def test_non_canonical_varints_and_explicit_defaults_go_to_the_general_decoder():
     dec, general = fresh(P, 0)
-    body = partition(0)
+    body = partition_value(0)
     for _ in range(2):
         same(dec, general, body)
     # Replicas count 4 as a two-byte varint (0x84 0x00): same values, one byte longer
@@ -349,7 +344,7 @@ def test_the_2_8_layout_counts_are_int32_and_null_is_minus_one():
 
 def test_learning_stops_when_the_set_is_full():
     dec, general = fresh(P, 1)
-    bodies = [partition(1, replicas=list(range(n)), directories=[U1] * n) for n in range(1, 12)]
+    bodies = [partition_value(1, replicas=list(range(n)), directories=[U1] * n) for n in range(1, 12)]
     for body in bodies + bodies:
         same(dec, general, body)
     assert len(dec.shapes.shapes) == shapes._SHAPES
@@ -397,7 +392,7 @@ def test_a_shape_is_only_what_the_general_decoder_accepts():
     """The learner walks only bodies the general decoder accepted; the walk
     itself refuses the ones it would not, so that a shape always stands for
     a valid body."""
-    null_replicas = partition()[:20] + b"\x00" + partition()[33:]     # Replicas null: not nullable
+    null_replicas = partition_value()[:20] + b"\x00" + partition_value()[33:]     # Replicas null: not nullable
     head = bytes.fromhex("00000003") + bytes(16)
     long_leader = head + bytes.fromhex("01" "0105 0000000700")           # int32 Leader in 5 bytes
     for m, body in ((P, null_replicas), (PC, long_leader)):

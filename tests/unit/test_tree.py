@@ -6,40 +6,14 @@ from __future__ import annotations
 from metashell.fs.root import build_root
 from metashell.fs.tree import REDACTED
 from metashell.fs.walk import walk
-from metashell.kraft.writer import record
 from metashell.replay.image import Image
 from tests.support.replay import Log, cat, leaves, load, ls, node
-from tests.support.records import broker, change, config, feature, partition, topic, uid
+from tests.support.records import rich_cluster, topic, uid
 from tests.support.walked import walked_text
 
 T1, T2 = uid(1), uid(2)
 TOP = ["acls", "brokers", "clientQuotas", "configs", "controllers", "delegationTokens", "features",
        "image", "local", "metadataQuorum", "producerIds", "scram", "topicIds", "topics"]
-
-
-def rich_cluster():
-    """One of everything."""
-    return [
-        feature("metadata.version", 27), feature("group.version", 1),
-        record("RegisterControllerRecord", controllerId=3000, incarnationId=uid(500),
-               zkMigrationReady=False, endPoints=[], features=[]),
-        broker(1, fenced=False), broker(2, fenced=False), broker(10),
-        topic("foo", T1), partition(T1, 0), partition(T1, 1), partition(T1, 10),
-        topic("bar", T2), partition(T2, 0, [2]),
-        change(T1, 0, leader=2),
-        config(2, "foo", "retention.ms", "1000"), config(4, "", "ssl.keystore.password", "pw"),
-        config(4, "1", "log.retention.hours", "1"), config(4, "10", "x", "y"),
-        config(4, "2", "x", "y"),
-        record("ClientQuotaRecord", entity=[{"entityType": "user", "entityName": None}],
-               key="consumer_byte_rate", value=5.0, remove=False),
-        record("AccessControlEntryRecord", id=uid(900), resourceType=4, resourceName="kafka-cluster",
-               patternType=3, principal="User:admin", host="*", operation=2, permissionType=3),
-        record("UserScramCredentialRecord", name="alice", mechanism=2, salt=b"s", storedKey=b"k",
-               serverKey=b"v", iterations=8192),
-        record("DelegationTokenRecord", owner="User:alice", requester="User:alice", renewers=[],
-               issueTimestamp=1, maxTimestamp=3, expirationTimestamp=2, tokenId="tok"),
-        record("ProducerIdsRecord", brokerId=1, brokerEpoch=10, nextProducerId=7000),
-    ]
 
 
 class TestShape:
