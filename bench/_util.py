@@ -6,9 +6,10 @@ Every fixture is written with the project's own writer
 Generated files are cached under ``bench/out/`` (git-ignored) and reused
 when their name (which encodes every parameter) already exists.
 
-Usage from another bench::
+Usage from another bench (run as ``python -m bench.<name>`` from the
+checkout's root)::
 
-    from _util import big_snapshot, peak_rss_bytes, run_fresh
+    from bench._util import big_snapshot, peak_rss_bytes, run_fresh
 
     path = big_snapshot(topics=1000, partitions=10)
     result = run_fresh(__file__, ["--child", "index", str(path)])
@@ -71,12 +72,21 @@ class Timer:
         return False
 
 
+def again(script) -> list[str]:
+    """The command that starts the bench ``script`` (its ``__file__``) the
+    way this process was started: as a module of the bench package
+    (``python -m bench.load``, from the checkout's root) or as a script."""
+    if getattr(sys.modules["__main__"], "__spec__", None) is not None:
+        return [sys.executable, "-m", f"bench.{Path(script).stem}"]
+    return [sys.executable, str(script)]
+
+
 def run_fresh(script, args: list[str], *, timeout: float = 1800) -> dict:
-    """Run ``python script *args`` in a new interpreter and return the JSON
-    object it prints as its last stdout line. A fresh process per
-    measurement keeps peak-memory figures separate."""
-    proc = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True,
-                          timeout=timeout)
+    """Run the bench ``script *args`` in a new interpreter (:func:`again`)
+    and return the JSON object it prints as its last stdout line. A fresh
+    process per measurement keeps peak-memory figures separate."""
+    proc = subprocess.run([*again(script), *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=BENCH_DIR.parent)
     if proc.returncode != 0:
         raise RuntimeError(f"{script} {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
     lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]

@@ -15,9 +15,9 @@ Each measurement runs in ``--rounds`` fresh processes (default 3) and the
 fastest counts (``slowest`` is shown beside it); peak RSS is the highest of
 all rounds.
 
-    python bench/decode.py                      # the full run
-    python bench/decode.py --topics 2000        # quicker
-    python bench/decode.py --profile decode     # cProfile one measurement
+    python -m bench.decode                      # the full run
+    python -m bench.decode --topics 2000        # quicker
+    python -m bench.decode --profile decode     # cProfile one measurement
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from _util import (Timer, best_of_fresh, big_snapshot, human_bytes, peak_rss_bytes, print_table,
-                   report_child)
+from bench._util import (Timer, best_of_fresh, big_snapshot, human_bytes, peak_rss_bytes, print_table,
+                         report_child)
 
 TARGETS = {"decode": 300_000}   # records/s on the reference 2-core machine
 MEMORY_TARGET = 2.0                                 # peak RSS <= 2 x file size

@@ -22,9 +22,9 @@ peak RSS is the highest of all rounds. The targets are checked on CPU time:
 on this shared machine other processes stretch wall time several-fold. Fixtures are made with the project's writer
 and cached under ``bench/out/``.
 
-    python bench/diff.py                      # 100,000 topics x 10 partitions, 1,000 changes
-    python bench/diff.py --topics 2000        # quicker
-    python bench/diff.py --profile offsets    # cProfile one scenario here
+    python -m bench.diff                      # 100,000 topics x 10 partitions, 1,000 changes
+    python -m bench.diff --topics 2000        # quicker
+    python -m bench.diff --profile offsets    # cProfile one scenario here
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ import sys
 import time
 from pathlib import Path
 
-from _util import (Timer, changing_log_dir, human_bytes, kafka_snapshot, peak_rss_bytes,
-                   print_table, report_child, run_fresh)
+from bench._util import (Timer, changing_log_dir, human_bytes, kafka_snapshot, peak_rss_bytes,
+                         print_table, report_child, run_fresh)
 
 TARGETS = {"offsets": 1.5, "snapshots": 3.0}
 BASELINES = {"offsets": "load-logdir", "snapshots": "load-snapshot"}

@@ -18,9 +18,9 @@ The modules are compiled to bytecode first and every child runs with
 ``PYTHONDONTWRITEBYTECODE``, each time) or hashes strings in another order
 counts millions of instructions that are not the measurement's.
 
-    python bench/instructions.py
-    python bench/instructions.py --only snap-8mib-v2 --what ls
-    python bench/instructions.py --only logdir --what ls --what find
+    python -m bench.instructions
+    python -m bench.instructions --only snap-8mib-v2 --what ls
+    python -m bench.instructions --only logdir --what ls --what find
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _util import print_table
-from shapes import MEASURES, SHAPES, shape_path
+from bench._util import BENCH_DIR, again, print_table
+from bench.shapes import MEASURES, SHAPES, shape_path
 
 WHAT = ("walk", "ls", "summary")
 ON_REQUEST = ("find", "until")
@@ -61,8 +61,8 @@ def instructions(what: str, path: Path, info: dict) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-                        sys.executable, __file__, "--child", what, str(path), json.dumps(info)],
-                       check=True, capture_output=True, env=env)
+                        *again(__file__), "--child", what, str(path), json.dumps(info)],
+                       check=True, capture_output=True, env=env, cwd=BENCH_DIR.parent)
         with open(out) as f:
             for line in f:
                 if line.startswith(("summary:", "totals:")):
@@ -72,10 +72,9 @@ def instructions(what: str, path: Path, info: dict) -> int:
 
 def compile_modules() -> None:
     """Write the bytecode of the project's modules, so that no child compiles them."""
-    root = Path(__file__).resolve().parent.parent
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     subprocess.run([sys.executable, "-m", "compileall", "-q", "metashell", "bench", "tests"],
-                   cwd=root, check=True, env=env)
+                   cwd=BENCH_DIR.parent, check=True, env=env)
 
 
 def main(argv=None) -> int:

@@ -21,7 +21,7 @@ Prints:
 The fake quorum runs in this process; every client runs in its own, so its
 memory is its own. The machine is shared: read the ratios, not the seconds.
 
-Usage: ``python bench/live.py [--topics N --partitions N] [--rounds N]
+Usage: ``python -m bench.live [--topics N --partitions N] [--rounds N]
 [--changes N] [--noop-batches N] [--skip catchup,latency,noop]``.
 """
 
@@ -38,13 +38,9 @@ import threading
 import time
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
-sys.path[:0] = [str(BENCH), str(ROOT / "tests"), str(ROOT)]
-
-from _util import (OUT_DIR, Timer, best_of_fresh, cluster_records, human_bytes,  # noqa: E402
-                   peak_rss_bytes, print_table, report_child, write_snapshot)
-from metashell.kraft.writer import MAX_BATCH_BYTES, encode_records, record, snapshot_name  # noqa: E402
+from bench._util import (BENCH_DIR, OUT_DIR, Timer, again, best_of_fresh, cluster_records, human_bytes,
+                               peak_rss_bytes, print_table, report_child, write_snapshot)
+from metashell.kraft.writer import MAX_BATCH_BYTES, encode_records, record, snapshot_name
 
 SNAPSHOT_EPOCH = 7
 
@@ -174,8 +170,8 @@ def watch_latency(profile: str, changes: int) -> list[float]:
     with q:
         cmd = [sys.executable, "-c", "import sys; from metashell.cli import main; sys.exit(main())",
                "-C", q.bootstrap(), "-o", "json", "watch", "/topics", "--count", str(changes + 1)]
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                cwd=BENCH_DIR.parent)
         lines: queue.Queue = queue.Queue()
         threading.Thread(target=_lines, args=(proc, lines), daemon=True).start()
         latencies = []
@@ -237,9 +233,8 @@ def noop_rss(args) -> None:
     start = q.log.end_offset
     one = noop_records(1)
     with q:
-        cmd = [sys.executable, __file__, "--child", "follow", q.bootstrap(), str(start), str(total),
-               str(step)]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        cmd = [*again(__file__), "--child", "follow", q.bootstrap(), str(start), str(total), str(step)]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=BENCH_DIR.parent)
         samples = [json.loads(proc.stdout.readline())]
         appended = 0
         while appended < total:                      # batches of one NoOp each, committed in runs

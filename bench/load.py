@@ -19,10 +19,10 @@ Each scenario runs in ``--rounds`` fresh processes (default 3) and the
 fastest counts (``slowest`` is shown beside it); peak RSS is the highest of
 all rounds.
 
-    python bench/load.py                          # the full run, with targets
-    python bench/load.py --topics 2000            # quicker
-    python bench/load.py --profile walk           # cProfile one scenario here
-    python bench/load.py --file some.checkpoint   # any file or directory
+    python -m bench.load                          # the full run, with targets
+    python -m bench.load --topics 2000            # quicker
+    python -m bench.load --profile walk           # cProfile one scenario here
+    python -m bench.load --file some.checkpoint   # any file or directory
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ import sys
 import time
 from pathlib import Path
 
-from _util import (Timer, best_of_fresh, big_snapshot, cat_one, human_bytes, peak_rss_bytes,
-                   print_table, report_child)
+from bench._util import (Timer, best_of_fresh, big_snapshot, cat_one, human_bytes, peak_rss_bytes,
+                         print_table, report_child)
 
 # targets on the reference 2-core machine (seconds, bytes)
 TARGETS = {"first": 3.0, "walk": 20.0}

@@ -77,11 +77,11 @@ shell opens it for ``log``: its files planned, nothing replayed; target >=
 ``us/rec`` is the ``ls`` time per record read; the line under the table
 gives its spread across rows (target <= 1.5 x).
 
-    python bench/shapes.py                          # every row, 1 M partitions
-    python bench/shapes.py --partitions 100000      # quicker
-    python bench/shapes.py --only logdir --rounds 1
-    python bench/shapes.py --profile ls --only snap-8mib-v0
-    python bench/shapes.py --skip-shapes --skip-commands --rounds 1   # the log table only
+    python -m bench.shapes                          # every row, 1 M partitions
+    python -m bench.shapes --partitions 100000      # quicker
+    python -m bench.shapes --only logdir --rounds 1
+    python -m bench.shapes --profile ls --only snap-8mib-v0
+    python -m bench.shapes --skip-shapes --skip-commands --rounds 1   # the log table only
 """
 
 from __future__ import annotations
@@ -93,8 +93,8 @@ import random
 import sys
 from pathlib import Path
 
-from _util import (OUT_DIR, Timer, batched, best_of_fresh, cat_one, cluster_records, human_bytes,
-                   peak_rss_bytes, print_table, report_child, write_snapshot)
+from bench._util import (OUT_DIR, Timer, batched, best_of_fresh, cat_one, cluster_records, human_bytes,
+                         peak_rss_bytes, print_table, report_child, write_snapshot)
 
 from metashell.kraft.writer import MAX_BATCH_BYTES, LogWriter, record, segment_name, snapshot_name
 

@@ -25,7 +25,7 @@ process and of one that only imports, for both trees: immune to the other
 work on this shared machine, and the difference is the load alone.
 
     git archive main metashell | (mkdir -p /tmp/base && tar -x -C /tmp/base)
-    python bench/start_times.py --baseline /tmp/base --callgrind
+    python -m bench.start_times --baseline /tmp/base --callgrind
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _util import (OUT_DIR, Timer, cluster_records, human_bytes, peak_rss_bytes, print_table,
-                   report_child, run_fresh, write_snapshot)
+from bench._util import (BENCH_DIR, OUT_DIR, Timer, cluster_records, human_bytes, peak_rss_bytes, print_table,
+                         report_child, run_fresh, write_snapshot)
 
 from metashell.kraft.writer import LogWriter, record, segment_name, snapshot_name
 
@@ -145,7 +145,7 @@ def _fresh(args: list[str], code: Path | None) -> dict:
     """A child with this tree's code, or the ``code`` directory's first on the path."""
     if code is None:
         return run_fresh(__file__, args)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(code), str(Path(__file__).parent)]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(code), str(BENCH_DIR.parent)]))
     proc = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True,
                           env=env, timeout=1800)
     if proc.returncode != 0:
@@ -159,8 +159,9 @@ def _instructions(what: str, path: Path, code: Path | None) -> int:
     package has them) and a fixed hash seed, so that runs repeat exactly."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update(PYTHONPYCACHEPREFIX=str(OUT_DIR / "pycache"), PYTHONHASHSEED="0")
-    if code is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(code), str(Path(__file__).parent)])
+    # a script with this checkout's bench (and a baseline's code before it) on the path:
+    # the same start for both, so that their counts compare
+    env["PYTHONPATH"] = os.pathsep.join([*([str(code)] if code is not None else []), str(BENCH_DIR.parent)])
     cmd = [sys.executable, __file__, "--child", what, str(path)]
     subprocess.run(cmd, capture_output=True, env=env, timeout=3600)   # compiles the modules
     proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],

@@ -31,12 +31,9 @@ import sys
 import tempfile
 import time
 
-from _util import BENCH_DIR, human_bytes, print_table, topic_name
-
-import shapes
-
-sys.path.insert(0, str(BENCH_DIR.parent / "tests"))
-from realkafka.jars import log_config, shell_classpath  # noqa: E402
+from bench import shapes
+from bench._util import human_bytes, print_table, topic_name
+from tests.realkafka.jars import log_config, shell_classpath
 
 SHAPES = ("snap-8mib-v2", "create-topics")
 KAFKA_TRIES = 3

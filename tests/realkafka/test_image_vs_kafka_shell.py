@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import random
 import shutil
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +33,7 @@ from tests.support.paths import CORPORA
 from tests.support.replay import Log, write_snapshot
 
 from .image_shell import (NEWEST, NEWEST_LEVELS, differences, kafka_dumps, loaded_nothing,
-                          our_dumps, provenance_offset)
+                          joined_log, our_dumps, provenance_offset)
 from .jars import require_java_and_maven
 
 # files Kafka's 4.3 shell may not load: it waits forever on a file without
@@ -120,17 +119,12 @@ def test_random_histories_show_as_in_kafkas_shell(history_dumps):
 
 
 SHAPE_PARTITIONS = 2_000
-BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 def shape_files() -> list[Path]:
     """The bench's generated shapes (bench/shapes.py) at a size CI affords,
     cached where the bench caches them: each snapshot and segment."""
-    sys.path.insert(0, str(BENCH))
-    try:
-        import shapes
-    finally:
-        sys.path.remove(str(BENCH))
+    from bench import shapes
     files = []
     for shape in shapes.SHAPES:
         path, _ = shapes.shape_path(shape, SHAPE_PARTITIONS)
@@ -171,17 +165,6 @@ class Input:
     ours: Path
     snapshot: bool
     newest_snapshot_end: "int | None" = None   # a metadata dir's: its newest snapshot's end offset
-
-
-def joined_log(segments: "list[Path]", into: Path) -> Path:
-    """The node's whole log as one segment (its batches in offset order, as
-    the segments hold them), for Kafka's shell, which reads a file."""
-    into.mkdir(parents=True, exist_ok=True)
-    out = into / segments[0].name
-    with open(out, "wb") as f:
-        for seg in segments:
-            f.write(seg.read_bytes())
-    return out
 
 
 def without_trailing_control_batches(path: Path) -> None:

@@ -7,18 +7,15 @@ small."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.fast_path import assert_fast_path_agrees, fast_path
-from tests.support.paths import CORPORA, REPO
+from tests.support.paths import CORPORA
 from tests.support.corpora import corpus_cases
 from metashell.fast.store import RecordStore
-
-sys.path.insert(0, str(REPO / "bench"))
-import shapes  # noqa: E402  (bench/shapes.py: the bench's generators)
+from bench import shapes   # the bench's generators
 
 
 def corpus_inputs() -> list[Path]:
