@@ -2,7 +2,8 @@
 
 ``make_root()`` is a small contract-shaped tree built from the generic nodes
 of ``metashell.fs.node``; ``FakeSession`` and ``fake_open_session`` stand in
-for ``metashell.session.files`` so the shell can be tested on its own.
+for ``metashell.session.files`` so the shell can be tested on its own;
+``run_command`` runs a command line over a real session.
 """
 
 from __future__ import annotations
@@ -147,6 +148,15 @@ def make_ctx(**kwargs):
     if session is None:
         return Context(root=make_root(), **kwargs)
     return Context.for_session(session, **kwargs)
+
+
+def run_command(session, *words, output: str = "text", color: bool = False) -> tuple[int, str, str]:
+    """Run one command line (``words``) over a real ``session``, as the
+    shell does: its exit status, stdout and stderr."""
+    from metashell.commands import Context, run_words
+    out, err = io.StringIO(), io.StringIO()
+    ctx = Context.for_session(session, out=out, err=err, output=output, color=color)
+    return run_words(ctx, list(words)), out.getvalue(), err.getvalue()
 
 
 if __name__ == "__main__":

@@ -22,12 +22,11 @@ inputs and the bench's shapes.
 
 from __future__ import annotations
 
-import io
 import os
 from contextlib import contextmanager
 
-from metashell.commands import Context, run_words
 from metashell.session.files import open_session
+from tests.support.commands import run_command
 
 LEFT_OUT = ("local",)
 
@@ -44,12 +43,6 @@ def fast_path(on: bool):
             del os.environ["METASHELL_FAST_PATH"]
         else:
             os.environ["METASHELL_FAST_PATH"] = before
-
-
-def _run(session, words: list[str], output: str = "json") -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = run_words(Context.for_session(session, out=out, err=err, output=output), words)
-    return status, out.getvalue(), err.getvalue()
 
 
 #: compared in text output too: every partition's text, made a topic at once
@@ -76,8 +69,8 @@ def outputs(path, *, fast: bool, **open_kw) -> dict:
     the problems the session reported, with the fast path on or off."""
     with fast_path(fast):
         session = open_session(path, **open_kw)
-        got = {" ".join(w): _run(session, w) for w in command_lines(session)}
-        got.update({"text " + " ".join(w): _run(session, w, "text") for w in TEXT_COMMANDS})
+        got = {" ".join(w): run_command(session, *w, output="json") for w in command_lines(session)}
+        got.update({"text " + " ".join(w): run_command(session, *w) for w in TEXT_COMMANDS})
         got["problems"] = [str(p) for p in session.new_problems(0)]
         got["warnings"] = list(getattr(session, "warnings", ()))
         session.close()

@@ -78,15 +78,23 @@ def write_snapshot(directory: Path, end_offset: int, records, *, epoch: int = 1,
     return path
 
 
-def engine_over(*paths, deferred: bool = False, **engine_kw) -> ReplayEngine:
+def engine_over(*paths, deferred: bool = False, first_is_snapshot: bool = False,
+                snapshot_end: int | None = None, **engine_kw) -> ReplayEngine:
     """Replay whole files with a bare engine (segments as log batches):
     record by record, or with ``deferred`` through the engine's record store
-    (the fast path's deferred reads)."""
+    (the fast path's deferred reads). With ``first_is_snapshot`` the first
+    file is applied as a snapshot ending at ``snapshot_end`` (None: unknown,
+    its records keep their own offsets), as the session applies one."""
     eng = ReplayEngine(**engine_kw)
-    for p in paths:
+    for i, p in enumerate(paths):
+        snapshot = first_is_snapshot and i == 0
+        if snapshot:
+            eng.begin_snapshot(snapshot_end, None, 1)
         for batch in eng.store.open(p, lazy=True) if deferred else read_file(p, lazy=True):
             if not eng.apply_batch(batch):
                 break
+        if snapshot:
+            eng.end_snapshot()
     eng.finish()
     return eng
 

@@ -7,26 +7,18 @@ unknown is said once, each row pointing to it."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
 
-from metashell.commands import Context, run_words
+from tests.support.commands import run_command
 from metashell.session.files import open_session
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "cluster"
 SNAPSHOT = (REPO.parent / "shared" / "corpora" / "kafka-3.8-three-controllers-snapshot"
             / "00000000000000007268-0000000001.checkpoint")
-
-
-def run(session, *words, output="text") -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    ctx = Context.for_session(session, out=out, err=err, output=output)
-    status = run_words(ctx, list(words))
-    return status, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -48,18 +40,18 @@ def started_rows(out: str) -> dict[str, str]:
 def test_summary_opens_with_the_cluster_and_node_id(example):
     meta = dict(line.split("=", 1) for line in
                 (EXAMPLE / "meta.properties").read_text().splitlines() if "=" in line)
-    out = run(example, "summary")[1].splitlines()
+    out = run_command(example, "summary")[1].splitlines()
     assert out[0].split() == ["clusterId:", meta["cluster.id"]]
     assert out[1].split() == ["nodeId:", meta["node.id"]]
-    data = json.loads(run(example, "summary", output="json")[1])
+    data = json.loads(run_command(example, "summary", output="json")[1])
     assert list(data)[:2] == ["clusterId", "nodeId"]
     assert (data["clusterId"], data["nodeId"]) == (meta["cluster.id"], int(meta["node.id"]))
 
 
 def test_summary_starts_in_columns_with_every_state_marked(example):
-    data = json.loads(run(example, "summary", output="json")[1])["brokers"]
+    data = json.loads(run_command(example, "summary", output="json")[1])["brokers"]
     assert data["fenced"] == [4] and data["inControlledShutdown"] == [3]
-    rows = started_rows(run(example, "summary")[1])
+    rows = started_rows(run_command(example, "summary")[1])
     assert rows["4"].endswith("  fenced") and rows["3"].endswith("  in controlled shutdown")
     assert not rows["1"].endswith(("fenced", "shutdown"))
     for word in ("offset", "registered"):
@@ -69,7 +61,7 @@ def test_summary_starts_in_columns_with_every_state_marked(example):
 
 @pytest.mark.skipif(not SNAPSHOT.is_file(), reason=f"{SNAPSHOT} is not there")
 def test_why_a_start_time_is_unknown_is_said_once():
-    out = run(open_session(SNAPSHOT), "summary")[1]
+    out = run_command(open_session(SNAPSHOT), "summary")[1]
     rows = started_rows(out)
     assert len(rows) == 3
     assert all(line.split(": ", 1)[1].startswith("time unknown [1]  offset ") for line in rows.values())
@@ -83,7 +75,7 @@ def columns(lines: list[str], *words: str) -> list[set[int]]:
 
 
 def test_log_is_in_columns(example):
-    lines = run(example, "log")[1].splitlines()
+    lines = run_command(example, "log")[1].splitlines()
     assert len(lines) == 523
     times = {line.index("2026-") for line in lines}
     assert times == {lines[0].index("2026-")}
@@ -91,21 +83,21 @@ def test_log_is_in_columns(example):
     assert len(versions) == 1
     summaries = {len(line.split(" v", 1)[0]) for line in lines}   # up to the version
     assert len(summaries) == 1
-    batches = run(example, "log", "--batches")[1].splitlines()
+    batches = run_command(example, "log", "--batches")[1].splitlines()
     assert len(batches) > 100
     for word in (" count ", " epoch ", " time ", " size ", " position ", " crc "):
         assert len({line.index(word) for line in batches}) == 1, word
 
 
 def test_log_full_shows_a_long_record_whole(example):
-    cut = run(example, "log", "--from-offset", "11", "--to-offset", "11")[1]
-    whole = run(example, "log", "--full", "--from-offset", "11", "--to-offset", "11")[1]
+    cut = run_command(example, "log", "--from-offset", "11", "--to-offset", "11")[1]
+    whole = run_command(example, "log", "--full", "--from-offset", "11", "--to-offset", "11")[1]
     assert cut.rstrip().endswith("...") and len(cut) < len(whole)
     fields = json.loads(whole.split(" v0  ", 1)[1])
     [doc] = [json.loads(line) for line in
-             run(example, "log", "--from-offset", "11", "--to-offset", "11", output="json")[1]
+             run_command(example, "log", "--from-offset", "11", "--to-offset", "11", output="json")[1]
              .splitlines()]
     assert fields["controllerId"] == doc["data"]["controllerId"] == 101
     assert len(fields["features"]) == len(doc["data"]["features"])
     assert not any(line.endswith("...") for line in
-                   run(example, "log", "--full")[1].splitlines())
+                   run_command(example, "log", "--full")[1].splitlines())

@@ -6,13 +6,12 @@ KMXa9J9vQnmn_qdU8k5jQQ) is created at offset 157 and removed at 204."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
 
-from metashell.commands import Context, run_words
+from tests.support.commands import run_command
 from metashell.session.files import open_session
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cluster"
@@ -24,21 +23,14 @@ def session():
     return open_session(EXAMPLE)
 
 
-def run(session, *words, output="text") -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    ctx = Context.for_session(session, out=out, err=err, output=output)
-    status = run_words(ctx, list(words))
-    return status, out.getvalue(), err.getvalue()
-
-
 def changes_offsets(session, path) -> list[int]:
-    status, out, err = run(session, "changes", path, output="json")
+    status, out, err = run_command(session, "changes", path, output="json")
     assert (status, err) == (0, ""), err
     return [row["offset"] for row in json.loads(out)]
 
 
 def log_offsets(session, path) -> list[int]:
-    status, out, err = run(session, "log", "--entity", path, output="json")
+    status, out, err = run_command(session, "log", "--entity", path, output="json")
     assert (status, err) == (0, ""), err
     return [json.loads(line)["offset"] for line in out.splitlines()]
 
@@ -47,24 +39,24 @@ def topic_names(session) -> set[str]:
     """Every topic the replay applied, live or deleted (clickstream-raw's
     TopicRecord, at 229, is in a transaction aborted at 256: log shows it as
     written, no replay applies it)."""
-    _, out, _ = run(session, "ls", "/topics", output="json")
+    _, out, _ = run_command(session, "ls", "/topics", output="json")
     return set(json.loads(out)) | {"tmp-load-test"}
 
 
 @pytest.mark.parametrize("path", ["/topics/nosuch", "/nonsense/path", "/topics/orders/99",
                                   "/topicIds/AAAAAAAAAAAAAAAAAAAAAA"])
 def test_log_entity_that_names_nothing_is_an_error(session, path):
-    assert run(session, "log", "--entity", path) == (
+    assert run_command(session, "log", "--entity", path) == (
         1, "", f"log: --entity {path}: no such file or directory\n")
 
 
 def test_log_entity_with_no_record_in_the_window_is_no_error(session):
-    assert run(session, "log", "--entity", "/topics/orders", "--from-offset", "522") == (0, "", "")
+    assert run_command(session, "log", "--entity", "/topics/orders", "--from-offset", "522") == (0, "", "")
 
 
 @pytest.mark.parametrize("path", ["/topics/tmp-load-test", f"/topicIds/{DELETED_ID}"])
 def test_changes_of_a_deleted_topic_up_to_its_removal(session, path):
-    status, out, err = run(session, "changes", path, output="json")
+    status, out, err = run_command(session, "changes", path, output="json")
     assert (status, err) == (0, "")
     rows = json.loads(out)
     assert [(r["offset"], r["type"]) for r in rows] == [
@@ -92,5 +84,5 @@ def test_changes_and_log_entity_agree_on_every_topic_and_partition(session):
 
 
 def test_changes_of_a_path_that_names_nothing(session):
-    assert run(session, "changes", "/topics/nosuch") == (
+    assert run_command(session, "changes", "/topics/nosuch") == (
         1, "", "changes: /topics/nosuch: no such file or directory\n")

@@ -4,12 +4,11 @@ differential test against Kafka's own shell is realkafka/test_image_vs_kafka_she
 
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
 
-from metashell.commands import Context, run_words
+from tests.support.commands import run_command
 from metashell.commands.watch import _steps, _watched
 from metashell.fs import kafka_text as kt
 from metashell.fs.complete import complete_path
@@ -19,13 +18,6 @@ from tests.support.replay import TS0, load, ls, node
 from tests.support.records import broker, rich_cluster, uid
 
 T1 = uid(1)   # topic foo of rich_cluster
-
-
-def run(session, *words, output="text"):
-    out, err = io.StringIO(), io.StringIO()
-    ctx = Context.for_session(session, out=out, err=err, output=output)
-    status = run_words(ctx, list(words))
-    return status, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture
@@ -47,23 +39,23 @@ def test_the_top_level_and_listing_order_are_kafkas(rich):
 
 
 def test_text_is_kafkas_string_and_json_the_native_value(rich):
-    _, text, _ = run(rich, "cat", "/image/topics/byName/foo/0")
+    _, text, _ = run_command(rich, "cat", "/image/topics/byName/foo/0")
     unassigned = ", ".join(["AAAAAAAAAAAAAAAAAAAAAA"] * 3)
     assert text == ("PartitionRegistration(replicas=[1, 2, 3], "
                     f"directories=[{unassigned}], isr=[1, 2, 3], "
                     "removingReplicas=[], addingReplicas=[], elr=[], lastKnownElr=[], leader=2, "
                     "leaderRecoveryState=RECOVERED, leaderEpoch=1, partitionEpoch=1)\n")
-    _, out, _ = run(rich, "cat", "/image/topics/byName/foo/0", output="json")
+    _, out, _ = run_command(rich, "cat", "/image/topics/byName/foo/0", output="json")
     assert json.loads(out) == node(rich.root, "/topics/foo/0/data").value()
-    _, text, _ = run(rich, "cat", "/image/cluster/brokers/3")
+    _, text, _ = run_command(rich, "cat", "/image/cluster/brokers/3")
     assert "rack=Optional[r1], fenced=false" in text
     assert f"directories=[{uid(3)}, {uid(7)}], cordonedDirectories=null)" in text
-    _, out, _ = run(rich, "cat", "/image/cluster/brokers/3", output="json")
+    _, out, _ = run_command(rich, "cat", "/image/cluster/brokers/3", output="json")
     assert json.loads(out) == node(rich.root, "/brokers/3/registration").value()
 
 
 def test_every_kind_prints_as_kafka_prints_it(rich):
-    out = "".join(run(rich, "tree", path)[1] for path in (
+    out = "".join(run_command(rich, "tree", path)[1] for path in (
         "/image/acls", "/image/clientQuotas", "/image/features", "/image/producerIds",
         "/image/delegationToken"))
     assert out.splitlines() == [
@@ -91,15 +83,15 @@ def test_secrets_are_redacted_unless_asked(tmp_path, rich):
 
 
 def test_globs_find_completion_and_changes_work_there(rich):
-    status, out, _ = run(rich, "find", "/image/topics/by*/foo", "-name", "1*")
+    status, out, _ = run_command(rich, "find", "/image/topics/by*/foo", "-name", "1*")
     assert (status, out.split()) == (0, ["/image/topics/byName/foo/1", "/image/topics/byName/foo/10"])
-    status, out, _ = run(rich, "ls", f"/image/topics/*/{T1}")
+    status, out, _ = run_command(rich, "ls", f"/image/topics/*/{T1}")
     assert (status, out.split()) == (0, ["0", "1", "10", "id", "name"])
     assert [c.text for c in complete_path(rich.root, "/", "/image/c")] == [
         "/image/clientQuotas/", "/image/cluster/", "/image/configs/"]
-    status, out, _ = run(rich, "changes", "/image/topics/byName/foo/0")
+    status, out, _ = run_command(rich, "changes", "/image/topics/byName/foo/0")
     assert status == 0 and "PartitionChangeRecord" in out
-    _, native, _ = run(rich, "changes", "/topics/foo/0")
+    _, native, _ = run_command(rich, "changes", "/topics/foo/0")
     assert out == native
 
 
@@ -149,15 +141,15 @@ def test_provenance_is_the_last_data_batch_as_in_kafkas_shell(tmp_path):
     path = tmp_path / segment_name(0)
     w.write(path)
     session = open_session(path)
-    status, out, _ = run(session, "cat", "/image/provenance")
+    status, out, _ = run_command(session, "cat", "/image/provenance")
     assert (status, out) == (0, "offset 1, epoch 1, time 2023-11-14T22:13:20.5Z[UTC]\n")
-    _, out, _ = run(session, "cat", "/image/provenance", output="json")
+    _, out, _ = run_command(session, "cat", "/image/provenance", output="json")
     assert json.loads(out) == {"offset": 1, "epoch": 1, "time": "2023-11-14T22:13:20.500Z"}
-    _, out, _ = run(session, "cat", "/metadataQuorum/offset")
+    _, out, _ = run_command(session, "cat", "/metadataQuorum/offset")
     assert out.strip() == "2"
     w.batch([record("NoOpRecord")], timestamp=1_700_000_010_000)
     w.write(path)
-    _, out, _ = run(open_session(path), "cat", "/image/provenance")
+    _, out, _ = run_command(open_session(path), "cat", "/image/provenance")
     assert out == "offset 3, epoch 2, time 2023-11-14T22:13:30Z[UTC]\n"
 
 
@@ -192,7 +184,7 @@ def test_provenance_time_is_the_last_data_batchs_own(tmp_path):
     path = tmp_path / segment_name(0)
     w.write(path)
     session = open_session(path)
-    _, out, _ = run(session, "cat", "/image/provenance")
+    _, out, _ = run_command(session, "cat", "/image/provenance")
     assert out == "offset 2, epoch 2, time 2023-11-14T22:13:20.531Z[UTC]\n"
-    _, out, _ = run(session, "cat", "/image/provenance", output="json")
+    _, out, _ = run_command(session, "cat", "/image/provenance", output="json")
     assert json.loads(out)["time"] == "2023-11-14T22:13:20.531Z"

@@ -19,7 +19,7 @@ from metashell.kraft.writer import Out, encode_records, record
 from metashell.replay.engine import ReplayEngine
 from metashell.queries.summary import summarize
 from metashell.session.files import open_session
-from tests.support.replay import Log, leaves, write_snapshot
+from tests.support.replay import Log, engine_over, leaves, write_snapshot
 from tests.support.records import config, partition, topic, uid
 
 END = 500   # the snapshot's end offset
@@ -99,23 +99,6 @@ def log_after(directory: Path) -> Path:
     return log.write(directory)
 
 
-def replay(paths: list[Path], deferring: bool, end: int | None = END) -> ReplayEngine:
-    """The snapshot (``paths[0]``; ending at ``end``, None: unknown, its
-    records keep their own offsets) and then the log, with the store's
-    deferring reader or the plain one, applied as the session applies them."""
-    eng = ReplayEngine()
-    for i, path in enumerate(paths):
-        if i == 0:
-            eng.begin_snapshot(end, None, 1)
-        batches = eng.store.open(path, lazy=True) if deferring else read_file(path, lazy=True)
-        for batch in batches:
-            eng.apply_batch(batch)
-        if i == 0:
-            eng.end_snapshot()
-    eng.finish()
-    return eng
-
-
 def shown(eng: ReplayEngine, first: str) -> tuple:
     """What a user sees, ``first`` looked at first: the configs, a config's
     history, the summary's counts, or the whole tree."""
@@ -147,11 +130,11 @@ def shown(eng: ReplayEngine, first: str) -> tuple:
 def test_configs_kept_unread_show_as_applied(tmp_path, first, spoil, with_log, end):
     snap = write_snapshot(tmp_path, END, snapshot_records(spoil=spoil))
     paths = [snap] + ([log_after(tmp_path)] if with_log else [])
-    kept = replay(paths, deferring=True, end=end)
+    kept = engine_over(*paths, deferred=True, first_is_snapshot=True, snapshot_end=end)
     if not with_log:
         assert sorted(kept.image.kept_runs) == [4, 10, 11, 14, 18]   # not read yet
     got = shown(kept, first)
-    assert got == shown(replay(paths, deferring=False, end=end), first)
+    assert got == shown(engine_over(*paths, first_is_snapshot=True, snapshot_end=end), first)
     assert spoil == any("undecodable AccessControlEntryRecord" in p for p in got[1])
 
 
@@ -180,9 +163,10 @@ def test_a_snapshot_whose_configs_come_between_topics(tmp_path):
         outs += [topic(f"t{t}", uid(t + 1)), *[partition(uid(t + 1), p) for p in range(2)],
                  config(2, f"t{t}", "retention.ms", str(t)), config(2, f"t{t}", "cleanup.policy", "delete")]
     snap = write_snapshot(tmp_path, END, outs)
-    kept = replay([snap], deferring=True)
+    kept = engine_over(snap, deferred=True, first_is_snapshot=True, snapshot_end=END)
     assert [n for _, _, n in kept.image.kept_runs[4]] == [2] * 5
-    assert shown(kept, "tree") == shown(replay([snap], deferring=False), "tree")
+    plain = engine_over(snap, first_is_snapshot=True, snapshot_end=END)
+    assert shown(kept, "tree") == shown(plain, "tree")
 
 
 # -- the run itself ---------------------------------------------------------------------

@@ -10,6 +10,7 @@ import io
 import pytest
 
 from metashell.commands import Context, run_words
+from tests.support.commands import run_command
 from metashell.session.files import open_session
 from tests.support.paths import EXAMPLE
 
@@ -20,13 +21,6 @@ FIRST = "the first record is offset 0 at 2026-03-02T08:00:00.000Z"
 @pytest.fixture(scope="module")
 def session():
     return open_session(EXAMPLE)
-
-
-def run(session, *words) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    ctx = Context.for_session(session, out=out, err=err)
-    status = run_words(ctx, list(words))
-    return status, out.getvalue(), err.getvalue()
 
 
 @pytest.mark.parametrize("words, said", [
@@ -41,7 +35,7 @@ def run(session, *words) -> tuple[int, str, str]:
 def test_a_window_that_misses_the_data_says_where_the_data_is(session, words, said, batches):
     if batches and "--type" in words:
         return
-    status, out, err = run(session, "log", *words, *(["--batches"] if batches else []))
+    status, out, err = run_command(session, "log", *words, *(["--batches"] if batches else []))
     assert status == 0 and out == ""
     if said is None:    # the data is there, the filter kept nothing: no warning
         assert err == ""
@@ -64,12 +58,12 @@ def test_a_window_that_misses_the_data_is_a_problem_for_strict(session):
     (("--from-offset", "-1"), "--from-offset: must be 0 or more"),
 ])
 def test_an_impossible_window_is_a_usage_error(session, words, said):
-    status, out, err = run(session, "log", *words)
+    status, out, err = run_command(session, "log", *words)
     assert (status, out, err) == (2, "", f"log: {said}\n")
 
 
 def test_a_window_inside_the_data_prints_and_warns_nothing(session):
-    status, out, err = run(session, "log", "--from-offset", "520", "--to-offset", "600")
+    status, out, err = run_command(session, "log", "--from-offset", "520", "--to-offset", "600")
     assert status == 0 and err == ""
     assert [line.split()[0] for line in out.splitlines()] == ["520", "521", "522"]
 
@@ -80,18 +74,18 @@ def test_a_window_inside_the_data_prints_and_warns_nothing(session):
      f"--from-time 2030-01-01T00:00:00.000Z is past the end of the data: {LAST}"),
 ])
 def test_diff_from_a_point_past_the_end_is_no_answer(session, words, said):
-    status, out, err = run(session, "diff", *words)
+    status, out, err = run_command(session, "diff", *words)
     assert (status, out) == (2, "")
     assert err == f"diff: {said}: there is no image at that point to compare with\n"
 
 
 def test_diff_past_the_end_of_a_limited_load_replays_further():
     limited = open_session(EXAMPLE, until_offset=201)
-    status, _, err = run(limited, "diff", "--from-offset", "9999")
+    status, _, err = run_command(limited, "diff", "--from-offset", "9999")
     assert status == 2 and f"--from-offset 9999 is past the end of the data: {LAST}" in err
-    status, out, err = run(limited, "diff", "--from-offset", "300", "--stat")
+    status, out, err = run_command(limited, "diff", "--from-offset", "300", "--stat")
     assert status == 1 and err == "" and "topics" in out
 
 
 def test_diff_from_the_last_record_is_equal(session):
-    assert run(session, "diff", "--from-offset", "522") == (0, "", "")
+    assert run_command(session, "diff", "--from-offset", "522") == (0, "", "")

@@ -5,7 +5,6 @@ the corpora."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
@@ -15,18 +14,11 @@ from tests.support.records import broker, change, config, partition, topic, uid
 
 from tests.support.paths import CORPORA, EXAMPLE
 from tests.support.corpora import corpus_cases
-from metashell.commands import Context, run_words
+from tests.support.commands import run_command
 from metashell.session.files import open_session
 
 STATES = ["offline", "unavailable", "under-replicated", "under-min-isr", "at-min-isr", "unclean",
           "reassigning", "not-preferred-leader"]
-
-
-def run(session, *words, output="text") -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    ctx = Context.for_session(session, out=out, err=err, output=output)
-    status = run_words(ctx, list(words))
-    return status, out.getvalue(), err.getvalue()
 
 
 def tree_partitions(session) -> list[dict]:
@@ -95,7 +87,7 @@ def expected_states(d: dict, live: set[int]) -> set[str]:
 def check_against_tree(session) -> None:
     every = tree_partitions(session)
     live = live_brokers(session)
-    status, out, _ = run(session, "partitions", output="json")
+    status, out, _ = run_command(session, "partitions", output="json")
     assert status == 0
     got = json.loads(out)
     assert [(r["topicName"], r["partitionId"]) for r in got] == \
@@ -104,15 +96,15 @@ def check_against_tree(session) -> None:
         assert (mine["leader"], mine["replicas"], mine["isr"], mine["minIsr"]) == \
                (d["leader"], d["replicas"], d["isr"], d["minIsr"])
     for state in STATES:
-        _, out, _ = run(session, "partitions", f"--{state}", output="json")
+        _, out, _ = run_command(session, "partitions", f"--{state}", output="json")
         assert [(r["topicName"], r["partitionId"]) for r in json.loads(out)] == \
             [(d["topic"], d["partitionId"]) for d in every if state in expected_states(d, live)], \
             state
-    _, out, _ = run(session, "partitions", "--offline", "--reassigning", output="json")
+    _, out, _ = run_command(session, "partitions", "--offline", "--reassigning", output="json")
     assert [(r["topicName"], r["partitionId"]) for r in json.loads(out)] == \
         [(d["topic"], d["partitionId"]) for d in every
          if expected_states(d, live) & {"offline", "reassigning"}]
-    _, text, _ = run(session, "partitions")
+    _, text, _ = run_command(session, "partitions")
     assert len(text.splitlines()) == len(every)
 
 
@@ -131,8 +123,8 @@ def test_generated_cluster_in_every_state(tmp_path):
              change(b, 0, isr=[2]))
     check_against_tree(s)
     for state in STATES:   # each state has partitions here: the comparison above is not vacuous
-        assert json.loads(run(s, "partitions", f"--{state}", output="json")[1]), state
-    _, out, _ = run(s, "partitions", "--under-min-isr", output="json")
+        assert json.loads(run_command(s, "partitions", f"--{state}", output="json")[1]), state
+    _, out, _ = run_command(s, "partitions", "--under-min-isr", output="json")
     got = {(r["topicName"], r["partitionId"]): r["minIsr"] for r in json.loads(out)}
     # alpha: its own 2; beta/0 led by 2: broker 2's 1; beta/1 led by 1: the cluster's 3
     assert got == {("alpha", 2): 2, ("alpha", 5): 2, ("beta", 1): 3}
@@ -143,19 +135,19 @@ def test_broker_paths_and_text(tmp_path):
     s = load(tmp_path, [broker(1), broker(2), broker(3)],
              [topic("alpha", a), partition(a, 0), partition(a, 1, leader=-1, isr=[])],
              [topic("beta", b), partition(b, 0, replicas=(2, 3), isr=[3], leader=3)])
-    _, out, _ = run(s, "partitions", "--broker", "1", output="json")
+    _, out, _ = run_command(s, "partitions", "--broker", "1", output="json")
     assert [(r["topicName"], r["partitionId"]) for r in json.loads(out)] == [("alpha", 0), ("alpha", 1)]
-    _, out, _ = run(s, "partitions", "/topics/beta", "/topics/alpha/1", output="json")
+    _, out, _ = run_command(s, "partitions", "/topics/beta", "/topics/alpha/1", output="json")
     assert [(r["topicName"], r["partitionId"]) for r in json.loads(out)] == [("alpha", 1), ("beta", 0)]
-    _, out, _ = run(s, "partitions", "/topics/b*")
+    _, out, _ = run_command(s, "partitions", "/topics/b*")
     assert out == "Topic: beta\tPartition: 0\tLeader: 3\tReplicas: 2,3\tIsr: 3\n"
-    _, out, _ = run(s, "partitions", "--offline")
+    _, out, _ = run_command(s, "partitions", "--offline")
     assert out == "Topic: alpha\tPartition: 1\tLeader: none\tReplicas: 1,2,3\tIsr: \n"
-    status, _, err = run(s, "partitions", "/topics/nope")
+    status, _, err = run_command(s, "partitions", "/topics/nope")
     assert status == 1 and err == "partitions: /topics/nope: no such file or directory\n"
-    status, _, err = run(s, "partitions", "/brokers/1")
+    status, _, err = run_command(s, "partitions", "/brokers/1")
     assert status == 1 and "not a topic or a partition" in err
-    _, out, _ = run(s, "partitions", "--under-replicated", "/topics/nope*", output="json")
+    _, out, _ = run_command(s, "partitions", "--under-replicated", "/topics/nope*", output="json")
     assert out == ""   # an error, not an empty answer
 
 
@@ -167,7 +159,7 @@ def test_brokers_load_against_the_tree(tmp_path):
                                                                        leader=1),
               partition(a, 3, replicas=(1, 4), leader=-1, isr=[])])
     every = tree_partitions(s)
-    _, out, _ = run(s, "brokers", output="json")
+    _, out, _ = run_command(s, "brokers", output="json")
     got = {r["brokerId"]: r for r in json.loads(out)}
     for b, r in got.items():
         assert r["leaderCount"] == sum(d["leader"] == b for d in every)
@@ -176,7 +168,7 @@ def test_brokers_load_against_the_tree(tmp_path):
         assert r["skew"] == r["leaderCount"] - r["preferredLeaderCount"]
     assert got[3]["state"] == "fenced" and got[4]["state"] == "not registered"
     assert got[1]["leaderCount"] == 3 and got[1]["skew"] == 1
-    _, text, _ = run(s, "brokers")
+    _, text, _ = run_command(s, "brokers")
     assert text.splitlines()[0].split() == ["BROKER", "STATE", "LEADERS", "REPLICAS", "PREFERRED",
                                            "SKEW"]
 
@@ -203,8 +195,8 @@ def test_kafka_layout_of_the_example_cluster():
     while reassigned, before Elr and LastKnownElr, which every line has at
     metadata.version 3.8+; no headers with a state option."""
     session = open_session(EXAMPLE, until_offset=201)
-    _, plain, _ = run(session, "partitions")
-    _, kafka, _ = run(session, "partitions", "--kafka")
+    _, plain, _ = run_command(session, "partitions")
+    _, kafka, _ = run_command(session, "partitions", "--kafka")
     headers = [line for line in kafka.splitlines() if not line.startswith("\t")]
     lines = [line[1:] for line in kafka.splitlines() if line.startswith("\t")]
     assert [h.split("\t")[0] for h in headers] == list(dict.fromkeys(
@@ -220,6 +212,6 @@ def test_kafka_layout_of_the_example_cluster():
             assert mine.index("\tAdding Replicas: ") < mine.index("\tRemoving Replicas: ") < mine.index("\tElr")
     orders = next(h for h in headers if h.startswith("Topic: orders\t"))
     assert "\tReplicationFactor: 3\t" in orders            # replicas without the one being added
-    _, only, _ = run(session, "partitions", "--kafka", "--reassigning")
+    _, only, _ = run_command(session, "partitions", "--kafka", "--reassigning")
     assert only and all(line.startswith("\tTopic: ") for line in only.splitlines())
     assert "\tRemoving Replicas: " in only

@@ -4,13 +4,12 @@ shown once in ``diff``, colour only when asked."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from types import SimpleNamespace
 
 from tests.support.paths import EXAMPLE
-from metashell.commands import Context, run_words
+from tests.support.commands import run_command
 from metashell.kraft import enums
 from metashell.queries.describe import describe
 from metashell.session.files import open_session
@@ -19,12 +18,6 @@ from metashell.session.files import open_session
 
 def rec(type_name: str, /, **data):
     return SimpleNamespace(name=type_name, data=data, error=None)
-
-
-def sh(session, *words, output="text", color=False) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    ctx = Context.for_session(session, out=out, err=err, output=output, color=color)
-    return run_words(ctx, list(words)), out.getvalue(), err.getvalue()
 
 
 def test_record_summaries_name_states_releases_and_times():
@@ -46,22 +39,22 @@ def test_record_summaries_name_states_releases_and_times():
 
 def test_fenced_broker_does_not_read_as_running():
     s = open_session(EXAMPLE)
-    _, out, _ = sh(s, "summary")
+    _, out, _ = run_command(s, "summary")
     started = out[out.index("  started:"):].splitlines()[1:]
-    fenced = json.loads(sh(s, "summary", output="json")[1])["brokers"]["fenced"]
+    fenced = json.loads(run_command(s, "summary", output="json")[1])["brokers"]["fenced"]
     assert fenced
     for line in started[:4]:
         broker = int(line.split(":")[0])
         assert " up " not in line
         assert line.endswith("  fenced") == (broker in fenced)
-    _, out, _ = sh(s, "brokers", output="json")
+    _, out, _ = run_command(s, "brokers", output="json")
     states = {r["brokerId"]: r["state"] for r in json.loads(out)}
     assert all(states[b] == "fenced" for b in fenced)
 
 
 def test_controlled_shutdown_shown_once_in_diff():
     s = open_session(EXAMPLE)
-    _, out, _ = sh(s, "diff", "--from-offset", "250", "/brokers")
+    _, out, _ = run_command(s, "diff", "--from-offset", "250", "/brokers")
     lines = out.splitlines()
     assert "~ /brokers/3/inControlledShutdown  false → true" in lines
     assert not any(line.startswith("~ /brokers/3/registration") for line in lines)
@@ -71,22 +64,22 @@ def test_controlled_shutdown_shown_once_in_diff():
 
 def test_colour_only_when_asked():
     s = open_session(EXAMPLE)
-    plain = sh(s, "diff", "--from-offset", "100")[1]
+    plain = run_command(s, "diff", "--from-offset", "100")[1]
     assert "\x1b[" not in plain and "\n+ " in plain and "\n- " in plain
-    coloured = sh(s, "diff", "--from-offset", "100", color=True)[1]
+    coloured = run_command(s, "diff", "--from-offset", "100", color=True)[1]
     assert "\x1b[31m- " in coloured and "\x1b[32m+ " in coloured
     assert "\x1b[31m~" not in coloured and "\x1b[32m~" not in coloured
-    assert "\x1b[1;31m" in sh(s, "partitions", "--offline", color=True)[1]
-    assert "\x1b[" not in sh(s, "partitions", "--offline")[1]
+    assert "\x1b[1;31m" in run_command(s, "partitions", "--offline", color=True)[1]
+    assert "\x1b[" not in run_command(s, "partitions", "--offline")[1]
 
 
 def test_ls_long_header_and_partition_text():
     s = open_session(EXAMPLE)
-    _, out, _ = sh(s, "ls", "-l", "/topics/orders")
+    _, out, _ = run_command(s, "ls", "-l", "/topics/orders")
     assert out.splitlines()[0].split() == ["T", "SIZE", "OFFSET", "LAST", "CHANGE", "NAME"]
-    _, out, _ = sh(s, "cat", "/topics/orders/0/data")
+    _, out, _ = run_command(s, "cat", "/topics/orders/0/data")
     assert '  "replicas": [1, 2, 3],' in out.splitlines()
-    _, out, _ = sh(s, "partitions", "/topics/orders/0", output="json")
+    _, out, _ = run_command(s, "partitions", "/topics/orders/0", output="json")
     # the record's code, as cat shows it (the contract's tree: leaderRecoveryState 0)
     assert json.loads(out)[0]["leaderRecoveryState"] == 0
 
@@ -102,33 +95,33 @@ def _iso(ms: int) -> str:
 
 def test_token_times_are_iso_in_text_and_epoch_ms_in_json():
     s = open_session(EXAMPLE)
-    token = sh(s, "ls", "/delegationTokens")[1].split()[0]
+    token = run_command(s, "ls", "/delegationTokens")[1].split()[0]
     path = f"/delegationTokens/{token}"
-    value = json.loads(sh(s, "cat", path, output="json")[1])
+    value = json.loads(run_command(s, "cat", path, output="json")[1])
     assert all(type(value[k]) is int for k in TOKEN_TIMES)
-    assert json.loads(sh(s, "tree", "/delegationTokens", output="json")[1]) == {token: value}
+    assert json.loads(run_command(s, "tree", "/delegationTokens", output="json")[1]) == {token: value}
     for words in (["cat", path], ["tree", "/delegationTokens"], ["cat", "/delegationTokens/*"]):
-        out = sh(s, *words)[1]
+        out = run_command(s, *words)[1]
         for k in TOKEN_TIMES:
             assert f'"{k}": "{_iso(value[k])}"' in out, (words, k)
         assert str(value["issueTimestamp"]) not in out
     # the rest of the token as it was, Kafka's own string under /image as Kafka prints it
-    assert f'"owner": "{value["owner"]}"' in sh(s, "cat", path)[1]
-    image = sh(s, "cat", f"/image/delegationToken/{token}")[1]
+    assert f'"owner": "{value["owner"]}"' in run_command(s, "cat", path)[1]
+    image = run_command(s, "cat", f"/image/delegationToken/{token}")[1]
     assert f"issueTimestamp={value['issueTimestamp']}" in image
 
 
 def test_fenced_brokers_are_red_in_ls_only_with_colour():
     s = open_session(EXAMPLE)
-    fenced = set(json.loads(sh(s, "summary", output="json")[1])["brokers"]["fenced"])
-    brokers = sh(s, "ls", "/brokers")[1].split()
+    fenced = set(json.loads(run_command(s, "summary", output="json")[1])["brokers"]["fenced"])
+    brokers = run_command(s, "ls", "/brokers")[1].split()
     assert fenced and set(map(int, brokers)) - fenced
     for long in ([], ["-l"]):
-        coloured = sh(s, "ls", *long, "/brokers", color=True)[1]
+        coloured = run_command(s, "ls", *long, "/brokers", color=True)[1]
         for b in brokers:
             assert (f"\x1b[1;31m{b}\x1b[0m" in coloured) == (int(b) in fenced), (long, b)
             assert (f"\x1b[1;34m{b}\x1b[0m" in coloured) == (int(b) not in fenced), (long, b)
-        assert "\x1b[" not in sh(s, "ls", *long, "/brokers")[1]
+        assert "\x1b[" not in run_command(s, "ls", *long, "/brokers")[1]
 
 
 def test_no_colour_when_not_a_terminal_or_no_color(monkeypatch, capsys):
@@ -155,18 +148,18 @@ def test_leader_recovery_state_named_in_text_a_code_in_json(tmp_path):
 
     s = load(tmp_path, topic("foo", uid(1)), partition(uid(1), 0, [1, 2], leaderRecoveryState=0),
              change(uid(1), 0, leader=2, leaderRecoveryState=1))
-    _, out, _ = sh(s, "cat", "/topics/foo/0/data")
+    _, out, _ = run_command(s, "cat", "/topics/foo/0/data")
     assert '  "leaderRecoveryState": "RECOVERING",' in out.splitlines()
-    _, out, _ = sh(s, "cat", "/topics/foo/0/data", output="json")
+    _, out, _ = run_command(s, "cat", "/topics/foo/0/data", output="json")
     assert json.loads(out)["leaderRecoveryState"] == 1
-    _, out, _ = sh(s, "tree", "/topics/foo")
+    _, out, _ = run_command(s, "tree", "/topics/foo")
     assert '      "leaderRecoveryState": "RECOVERING",' in out.splitlines()
-    _, out, _ = sh(s, "tree", "/topics/foo", output="json")
+    _, out, _ = run_command(s, "tree", "/topics/foo", output="json")
     assert json.loads(out)["0"]["data"]["leaderRecoveryState"] == 1
-    _, out, _ = sh(s, "diff", "--from-offset", "1", "/topics")
+    _, out, _ = run_command(s, "diff", "--from-offset", "1", "/topics")
     assert "leaderRecoveryState RECOVERED → RECOVERING" in out
-    _, out, _ = sh(s, "diff", "--from-offset", "1", "/topics", output="json")
+    _, out, _ = run_command(s, "diff", "--from-offset", "1", "/topics", output="json")
     fields = json.loads(out.splitlines()[0])["fields"]
     assert fields["leaderRecoveryState"] == {"old": 0, "new": 1}
-    _, out, _ = sh(s, "cat", "/image/topics/byName/foo/0")
+    _, out, _ = run_command(s, "cat", "/image/topics/byName/foo/0")
     assert "leaderRecoveryState=RECOVERING," in out

@@ -15,13 +15,11 @@ from pathlib import Path
 from metashell.fs.root import build_root
 from metashell.kraft.catalog import METADATA, METADATA_2_8
 from metashell.kraft.writer import record
-from metashell.loader.reader import read_file
 from metashell.replay import delta
 from metashell.replay.batch_loader import TRANSACTION_RECORDS
-from metashell.replay.engine import ReplayEngine
 from metashell.replay.entities import (acls, brokers, configs, features, producer_ids, quotas,
                                        scram, tokens, topics)
-from tests.support.replay import Log, leaves, write_snapshot
+from tests.support.replay import Log, engine_over, leaves, write_snapshot
 from tests.support.records import change, config, partition, topic, uid
 
 ENTITY_MODULES = (acls, brokers, configs, features, producer_ids, quotas, scram, tokens, topics)
@@ -55,26 +53,13 @@ def snapshot_then_log(tmp_path: Path) -> list[Path]:
     return [snapshot, log.write(tmp_path / "log")]
 
 
-def replay(paths: list[Path], deferring: bool) -> ReplayEngine:
-    eng = ReplayEngine()
-    for i, path in enumerate(paths):
-        if i == 0:
-            eng.begin_snapshot(100, None, 1)
-        for batch in eng.store.open(path, lazy=True) if deferring else read_file(path, lazy=True):
-            eng.apply_batch(batch)
-        if i == 0:
-            eng.end_snapshot()
-    eng.finish()
-    return eng
-
-
 def test_the_image_outlives_its_engine_and_is_freed_by_reference_counting(tmp_path):
     paths = snapshot_then_log(tmp_path)
-    eager = replay(paths, deferring=False)
+    eager = engine_over(*paths, first_is_snapshot=True, snapshot_end=100)
     want = leaves(build_root(eager.image)), [str(p) for p in eager.problems]
     gc.disable()
     try:
-        eng = replay(paths, deferring=True)
+        eng = engine_over(*paths, deferred=True, first_is_snapshot=True, snapshot_end=100)
         image, problems = eng.image, eng.problems
         assert sorted(image.kept_runs) == [4, 18]   # still lazy
         assert eng._changes.batches
