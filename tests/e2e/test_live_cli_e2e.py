@@ -18,7 +18,7 @@ from tests.support.cli import BIN, env, run_cli
 from tests.support.corpora import corpus_cases
 from tests.support.paths import CORPORA
 from tests.support.replay import flat
-from tests.support.records import topic, uid
+from tests.support.records import noop, topic, uid
 from tests.support.waiting import wait_until
 
 from metashell.kraft.writer import record
@@ -129,7 +129,7 @@ def test_watch_prints_changes_appended_after_catch_up(quorum, tmp_path):
         # caught up is part of the image, not a change it prints
         n = 0
         while proc.poll() is None and n < 100:
-            quorum.append([record("NoOpRecord")], commit=True)          # not a change
+            quorum.append([noop()], commit=True)          # not a change
             quorum.append([topic(f"t{n}", uid(100 + n))], commit=True)
             n += 1
             time.sleep(0.1)              # the behaviour: changes keep coming while it watches

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from metashell.kraft.primitives import uuid_to_str
 from metashell.kraft.writer import record
-from tests.support.records import change, config, noop, partition, topic, uid
+from tests.support.records import change, config, feature, noop, partition, topic, uid
 from tests.support.replay import TS0, Log
 
 # a topic id whose 16 bytes are text, written into a config value too
@@ -91,7 +91,7 @@ def small_batches_log(directory: Path, base: int = 0, *, partition_version: int 
     unknown topic, a batch mixing a heartbeat and changes, a topic created
     again and a change right after."""
     log = Log(base_offset=base)
-    log.add(record("FeatureLevelRecord", name="metadata.version", featureLevel=20))
+    log.add(feature("metadata.version", 20))
     for t in range(SMALL_BATCH_TOPICS):
         log.add(topic(f"t{t:02d}", uid(t)), *[partition(uid(t), p, version=partition_version) for p in range(3)])
         if t % 3 == 1:

@@ -38,7 +38,8 @@ from tests.support.fake_kraft_server import (METADATA_TOPIC, METADATA_TOPIC_ID, 
                                Listener)
 from tests.support.fake_kraft_wire import Closed
 from metashell.kraft.batch import HEADER as BATCH_HEADER
-from metashell.kraft.writer import LogWriter, Out, record
+from metashell.kraft.writer import LogWriter, Out
+from tests.support.records import noop
 
 __all__ = ["FakeQuorum", "FakeNode", "Listener", "Fault", "PROFILES", "METADATA_TOPIC",
            "METADATA_TOPIC_ID", "split_batches", "noop_records"]
@@ -380,4 +381,4 @@ class FakeNode:
 
 def noop_records(n: int = 1) -> list[Out]:
     """``n`` NoOpRecords (what an idle KRaft leader appends every 500 ms)."""
-    return [record("NoOpRecord") for _ in range(n)]
+    return [noop() for _ in range(n)]

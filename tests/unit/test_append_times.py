@@ -17,7 +17,8 @@ import pytest
 
 from metashell.loader.append_times import MARK_BYTES, NO_LOG, SegmentAppendTimes
 from metashell.loader.inputs import SegmentFile
-from metashell.kraft.writer import LogWriter, control, record, segment_name
+from metashell.kraft.writer import LogWriter, control, segment_name
+from tests.support.records import noop
 
 TS = 1_700_000_000_000
 
@@ -39,7 +40,7 @@ class Segment:
                                          grantingVoters=vs)] * n, control=True, codec=0,
                                 timestamp=ts)
             else:
-                first = w.batch([record("NoOpRecord") for _ in range(n)], timestamp=ts)
+                first = w.batch([noop() for _ in range(n)], timestamp=ts)
             self.batches.append((first, w.next_offset - 1, pos, ts, k in controls))
             pos += len(w.parts[-1])
         self.path = directory / segment_name(base)

@@ -15,7 +15,8 @@ from metashell.kraft.batch import (
     MIN_BATCH_LENGTH, BatchScanner, crc32c,
 )
 from metashell.loader.reader import read_file
-from metashell.kraft.writer import LogWriter, build_batch, encode_records, record
+from metashell.kraft.writer import LogWriter, build_batch, encode_records
+from tests.support.records import noop
 
 TS = 1_700_000_000_000
 
@@ -25,7 +26,7 @@ def three_batches() -> tuple[bytes, list[int]]:
     the byte position of each batch."""
     w = LogWriter(base_offset=10, epoch=4, timestamp=TS)
     for n in (2, 3, 4):
-        w.batch([record("NoOpRecord") for _ in range(n)])
+        w.batch([noop() for _ in range(n)])
     positions, pos = [], 0
     for part in w.parts:
         positions.append(pos)
@@ -78,14 +79,14 @@ def test_scanner_yields_headers_with_positions(tmp_path):
 
 
 def test_attribute_bits():
-    payload, n = encode_records([record("NoOpRecord")])
+    payload, n = encode_records([noop()])
     raw = build_batch(0, payload, n, attributes=ATTR_CONTROL | ATTR_TRANSACTIONAL | ATTR_LOG_APPEND_TIME | 3)
     (hd,) = BatchScanner(raw, "buf")
     assert hd.is_control and hd.is_transactional and hd.log_append_time and hd.codec == 3
 
 
 def test_log_append_time_gives_every_record_the_batch_time(tmp_path):
-    payload, n = encode_records([record("NoOpRecord"), record("NoOpRecord")])
+    payload, n = encode_records([noop(), noop()])
     raw = build_batch(0, payload, n, base_timestamp=TS, max_timestamp=TS + 99, attributes=ATTR_LOG_APPEND_TIME)
     (b,) = read_file(write(tmp_path, raw))
     assert [r.timestamp for r in b.records] == [TS + 99, TS + 99]
@@ -204,7 +205,7 @@ def test_batch_length_below_the_header_size(tmp_path, length):
 def test_several_damaged_batches_skipped(tmp_path):
     w = LogWriter(0, 1, TS)
     for _ in range(6):
-        w.batch([record("NoOpRecord")])
+        w.batch([noop()])
     parts = list(w.parts)
     parts[1] = patch(parts[1], 16, ">b", 0)
     bad = bytearray(parts[3])
@@ -225,7 +226,7 @@ def test_scanner_over_a_buffer_range():
 
 
 def test_header_layout_is_big_endian_at_the_documented_offsets():
-    payload, n = encode_records([record("NoOpRecord")])
+    payload, n = encode_records([noop()])
     raw = build_batch(0x0102030405060708, payload, n, epoch=0x0A0B0C0D, base_timestamp=TS)
     assert raw[0:8] == bytes.fromhex("0102030405060708")
     assert raw[12:16] == bytes.fromhex("0a0b0c0d") and raw[16] == 2

@@ -16,11 +16,11 @@ from metashell.fast.change_batches import ChangeBatch, ChangeShapes
 from metashell.loader.reader import FileReader
 from metashell.kraft.records import RESOLVED
 from metashell.fast.store import RecordStore
-from metashell.kraft.writer import Out, build_batch, encode_records, record, write_file
+from metashell.kraft.writer import Out, build_batch, encode_records, write_file
 from tests.support.controller_logs import random_changes_log
 from tests.support.deferred_reads import compare_file
 from tests.support.replay import TS0, Log, engine_over, problems, shown
-from tests.support.records import change, partition, topic, uid
+from tests.support.records import change, noop, partition, topic, uid
 
 A, B = uid(1), uid(2)
 
@@ -130,7 +130,7 @@ def test_any_log_of_changes_replays_as_read_record_by_record(tmp_path, seed, unt
         if what == 4:
             return Out(spec=rec.spec, version=rec.version, data=rec.data, key=b"k")
         if what == 5 and rng.random() < 0.3:
-            return record("NoOpRecord")
+            return noop()
         return rec
 
     batches = [[one() for _ in range(rng.randint(1, 12))] for _ in range(rng.randint(1, 30))]

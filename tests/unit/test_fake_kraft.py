@@ -31,7 +31,8 @@ from tests.support.fake_kraft_wire import (I16, I32, Closed, encode_fetch_snapsh
                              read_frame, read_tags, read_uvarint)
 from metashell.errors import CorruptDataError
 from metashell.kraft.batch import BatchScanner
-from metashell.kraft.writer import record, snapshot_bytes
+from metashell.kraft.writer import snapshot_bytes
+from tests.support.records import config, noop
 
 GOLDEN = {
     "fetch13": "0000005e0001000d0000000700036b6d7300ffffffff000001f400000000008000000000000000ffffffff02"
@@ -142,7 +143,7 @@ def fetch(conn, version=17, **kw):
 
 def a_log(q, batches=3):
     for i in range(batches):
-        q.append([record("NoOpRecord")] * (i + 1))
+        q.append([noop()] * (i + 1))
     return q
 
 
@@ -154,7 +155,7 @@ def test_golden_fetch_requests_are_understood(make_quorum, name, profile, versio
     # the golden request asks for offset 100 with epoch 5; the leader is at epoch 5
     q = make_quorum(1, profile=profile, epoch=5).start()
     for _ in range(120):
-        q.append([record("NoOpRecord")], epoch=5)
+        q.append([noop()], epoch=5)
     q.commit()
     conn = Raw(q.nodes[1])
     raw = conn.send_raw(bytes.fromhex(GOLDEN[name]))
@@ -205,7 +206,7 @@ def test_golden_fetch_snapshot_request(make_quorum):
     assert encode_fetch_snapshot_request(1, 9, "kms", snapshot_id=(1000, 4), position=0,
                                          leader_epoch=5).hex() == GOLDEN["fetch_snapshot1"]
     q = make_quorum(1, profile="4.1", epoch=5).start()
-    snap = snapshot_bytes([record("NoOpRecord")], epoch=4)
+    snap = snapshot_bytes([noop()], epoch=4)
     q.truncate_to_snapshot(snap, 1000, 4)
     raw = Raw(q.nodes[1]).send_raw(bytes.fromhex(GOLDEN["fetch_snapshot1"]))
     answer = decode_snapshot_answer(raw)
@@ -394,7 +395,7 @@ def test_a_batch_holding_the_offset_comes_whole(make_quorum):
 
 def test_8_mib_read_cuts_the_last_batch(make_quorum):
     q = make_quorum(1).start()
-    big = [record("ConfigRecord", resourceType=2, resourceName="t", name="k", value="v" * 1000)] * 1000
+    big = [config(2, "t", "k", "v" * 1000)] * 1000
     for _ in range(10):
         q.append(big)
     _resp, part = fetch(Raw(q.nodes[1]))
@@ -406,14 +407,14 @@ def test_8_mib_read_cuts_the_last_batch(make_quorum):
 
 def test_snapshot_id_when_behind_the_log_start(make_quorum):
     q = a_log(make_quorum(1, profile="3.3")).start()
-    q.truncate_to_snapshot(snapshot_bytes([record("NoOpRecord")]), 3, 1)
+    q.truncate_to_snapshot(snapshot_bytes([noop()]), 3, 1)
     _resp, part = fetch(Raw(q.nodes[1]), 13, offset=1, last_epoch=1)
     assert (part.snapshot_id.end_offset, part.snapshot_id.epoch) == (3, 1) and not part.records
 
 
 def test_snapshot_id_at_the_log_start_with_another_epoch(make_quorum):
     q = a_log(make_quorum(1, epoch=2), 3).start()
-    q.truncate_to_snapshot(snapshot_bytes([record("NoOpRecord")]), 3, 1)
+    q.truncate_to_snapshot(snapshot_bytes([noop()]), 3, 1)
     _resp, part = fetch(Raw(q.nodes[1]), offset=3, last_epoch=0, epoch=2)
     assert part.snapshot_id.end_offset == 3
 
@@ -421,7 +422,7 @@ def test_snapshot_id_at_the_log_start_with_another_epoch(make_quorum):
 def test_fetch_offset_zero_shortcut_from_3_7(make_quorum):
     for profile, shortcut in (("3.3", False), ("3.7", True)):
         q = a_log(make_quorum(1, profile=profile)).start()
-        q.log.snapshots[(3, 1)] = snapshot_bytes([record("NoOpRecord")])   # log still from 0
+        q.log.snapshots[(3, 1)] = snapshot_bytes([noop()])   # log still from 0
         _resp, part = fetch(Raw(q.nodes[1]), 13)
         assert (part.snapshot_id is not None) == shortcut
         assert bool(part.records) != shortcut
@@ -502,7 +503,7 @@ def snapshot_call(conn, version=1, **kw):
 
 def test_fetch_snapshot_in_chunks(make_quorum):
     q = make_quorum(1).start()
-    snap = snapshot_bytes([record("NoOpRecord")] * 100)
+    snap = snapshot_bytes([noop()] * 100)
     q.truncate_to_snapshot(snap, 100, 1)
     conn, got = Raw(q.nodes[1]), b""
     while len(got) < len(snap):
@@ -519,14 +520,14 @@ def test_fetch_snapshot_in_chunks(make_quorum):
                                       ({"snapshot_id": (100, 1), "position": 0, "leader_epoch": 0}, 74)])
 def test_fetch_snapshot_errors(make_quorum, kw, error):
     q = make_quorum(1).start()
-    q.truncate_to_snapshot(snapshot_bytes([record("NoOpRecord")]), 100, 1)
+    q.truncate_to_snapshot(snapshot_bytes([noop()]), 100, 1)
     a = snapshot_call(Raw(q.nodes[1]), **kw)
     assert a["error"] == error and a["leader"] == (1, 1)
 
 
 def test_fetch_snapshot_is_leader_only(make_quorum):
     q = make_quorum(2, leader_id=2).start()
-    q.truncate_to_snapshot(snapshot_bytes([record("NoOpRecord")]), 100, 1)
+    q.truncate_to_snapshot(snapshot_bytes([noop()]), 100, 1)
     a = snapshot_call(Raw(q.nodes[1]), snapshot_id=(100, 1), position=0)
     assert a["error"] == 6 and a["leader"] == (2, 1) and a["records"] == b""
 
@@ -705,7 +706,7 @@ def test_stop_leaves_no_threads_and_a_restart_keeps_the_port(make_quorum):
 def test_from_logdir_refuses_a_log_that_starts_without_a_snapshot(tmp_path):
     from metashell.kraft.writer import LogWriter
     w = LogWriter(50, 1)
-    w.batch([record("NoOpRecord")])
+    w.batch([noop()])
     w.write(tmp_path / "00000000000000000050.log")
     with pytest.raises(ValueError, match="no snapshot"):
         FakeQuorum.from_logdir(tmp_path)
@@ -714,7 +715,7 @@ def test_from_logdir_refuses_a_log_that_starts_without_a_snapshot(tmp_path):
 def test_fetch_right_after_a_snapshot_and_a_new_epoch_is_valid(make_quorum):
     # endOffsetFor(an epoch older than every entry) = (that epoch, start of the first entry)
     q = make_quorum(1).start()
-    q.truncate_to_snapshot(snapshot_bytes([record("NoOpRecord")]), 10, 1)
+    q.truncate_to_snapshot(snapshot_bytes([noop()]), 10, 1)
     q.failover(1)                                  # epoch 2 starts at 10 with a LeaderChange
     _resp, part = fetch(Raw(q.nodes[1]), epoch=2, offset=10, last_epoch=1)
     assert part.diverging_epoch is None and part.snapshot_id is None

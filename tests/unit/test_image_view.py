@@ -13,9 +13,8 @@ from metashell.commands.watch import _steps, _watched
 from metashell.fs import kafka_text as kt
 from metashell.fs.complete import complete_path
 from metashell.fs.image_view import decode_entity, image_parts, native_parts
-from metashell.kraft.writer import record
 from tests.support.replay import TS0, load, ls, node
-from tests.support.records import broker, rich_cluster, uid
+from tests.support.records import broker, feature, noop, rich_cluster, uid
 
 T1 = uid(1)   # topic foo of rich_cluster
 
@@ -118,7 +117,7 @@ def test_java_formats():
 
 
 def test_the_old_shells_paths_are_in_the_native_tree(tmp_path):
-    log = [record("NoOpRecord")]
+    log = [noop()]
     s = load(tmp_path, *log)
     assert node(s.root, "/metadataQuorum/leader").text() == (
         "LeaderAndEpoch(leaderId=OptionalInt.empty, epoch=-1)")
@@ -135,7 +134,7 @@ def test_provenance_is_the_last_data_batch_as_in_kafkas_shell(tmp_path):
     from metashell.kraft.writer import LogWriter, segment_name
     from metashell.session.files import open_session
     w = LogWriter(0, epoch=1, timestamp=1_700_000_000_000)
-    w.batch([record("FeatureLevelRecord", name="metadata.version", featureLevel=7)])
+    w.batch([feature("metadata.version", 7)])
     w.batch([broker(1)], timestamp=1_700_000_000_500)
     w.leader_change(2, [1, 2, 3], epoch=2, timestamp=1_700_000_009_000)
     path = tmp_path / segment_name(0)
@@ -147,7 +146,7 @@ def test_provenance_is_the_last_data_batch_as_in_kafkas_shell(tmp_path):
     assert json.loads(out) == {"offset": 1, "epoch": 1, "time": "2023-11-14T22:13:20.500Z"}
     _, out, _ = run_command(session, "cat", "/metadataQuorum/offset")
     assert out.strip() == "2"
-    w.batch([record("NoOpRecord")], timestamp=1_700_000_010_000)
+    w.batch([noop()], timestamp=1_700_000_010_000)
     w.write(path)
     _, out, _ = run_command(open_session(path), "cat", "/image/provenance")
     assert out == "offset 3, epoch 2, time 2023-11-14T22:13:30Z[UTC]\n"
@@ -160,8 +159,8 @@ def test_provenance_is_the_last_batch_of_metadata_records_after_leader_changes(t
     from tests.support.replay import Log
     from metashell.session.files import open_session
     log = Log(epoch=4)
-    log.add(record("NoOpRecord"))                 # offset 0, TS0
-    log.add(record("NoOpRecord"))                 # offset 1, TS0 + 1 s
+    log.add(noop())                 # offset 0, TS0
+    log.add(noop())                 # offset 1, TS0 + 1 s
     log.leader(2)                                 # offset 2
     log.leader(3)                                 # offset 3
     s = open_session(log.write(tmp_path))
@@ -178,7 +177,7 @@ def test_provenance_time_is_the_last_data_batchs_own(tmp_path):
     from metashell.kraft.writer import LogWriter, segment_name
     from metashell.session.files import open_session
     w = LogWriter(0, epoch=1, timestamp=1_700_000_000_000)
-    w.batch([record("FeatureLevelRecord", name="metadata.version", featureLevel=7)])
+    w.batch([feature("metadata.version", 7)])
     w.leader_change(2, [1, 2, 3], epoch=2, timestamp=1_700_000_000_575)
     w.batch([broker(1)], timestamp=1_700_000_000_531)
     path = tmp_path / segment_name(0)

@@ -20,7 +20,7 @@ from metashell.replay.engine import ReplayEngine
 from metashell.queries.summary import summarize
 from metashell.session.files import open_session
 from tests.support.replay import Log, engine_over, leaves, write_snapshot
-from tests.support.records import config, partition, topic, uid
+from tests.support.records import config, noop, partition, topic, uid
 
 END = 500   # the snapshot's end offset
 
@@ -175,7 +175,7 @@ def run_of(outs: list[Out], *, base_records: int = 0) -> tuple[int, list[int], b
     """``kept_run`` over ``outs`` written after ``base_records`` fillers
     (so that offset deltas take one, two or three bytes): how many it takes
     from the first of ``outs``, where the records start, the bytes."""
-    filler = [record("NoOpRecord")] * base_records
+    filler = [noop()] * base_records
     payload, _ = encode_records(filler + outs)
     starts = record_starts(payload, 0, base_records + len(outs))
     first = starts[base_records]

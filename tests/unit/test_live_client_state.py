@@ -11,7 +11,8 @@ from metashell.kraft.batch import BatchScanner
 from metashell.live import CommittedEvent, Controller, SnapshotEvent
 from metashell.live import protocol as p
 from metashell.live.state import FetchAnswer, Follower
-from metashell.kraft.writer import LogWriter, record
+from metashell.kraft.writer import LogWriter
+from tests.support.records import noop
 
 C1, C2, C3 = Controller(1, "h1", 9093), Controller(2, "h2", 9093), Controller(3, "h3", 9093)
 
@@ -20,7 +21,7 @@ def batches(base: int, epoch: int, sizes: list[int]) -> bytes:
     """Batches of NoOpRecords at ``base``: one batch per entry of ``sizes``."""
     w = LogWriter(base, epoch)
     for n in sizes:
-        w.batch([record("NoOpRecord") for _ in range(n)])
+        w.batch([noop() for _ in range(n)])
     return w.getvalue()
 
 
@@ -356,7 +357,7 @@ def test_invalid_request_for_the_partition_is_fatal():
 def test_a_downloaded_snapshot_is_checked_like_a_file():
     from metashell.live.observer import _check_batches
     from metashell.kraft.writer import snapshot_bytes
-    good = snapshot_bytes([record("NoOpRecord") for _ in range(10)], epoch=3)
+    good = snapshot_bytes([noop() for _ in range(10)], epoch=3)
     _check_batches(good, "snapshot 10-3 from controller 1@h1:9093")
     bad = bytearray(good)
     bad[-5] ^= 0xFF

@@ -14,7 +14,7 @@ from tests.support.fake_kraft import FakeQuorum, Listener
 from tests.support.fake_kraft_follow import Follow, live_config
 from tests.support.fake_kraft_security import TlsCertificates
 from metashell.live import LiveError, load_client_config
-from metashell.kraft.writer import record
+from tests.support.records import feature, topic
 
 SECRET = "pa55-w0rd-s3cret"
 LOGIN = {"PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
@@ -29,8 +29,8 @@ def run(tmp_path):
 
     def start(listener: Listener, props: dict, *, timeout=3.0):
         q = FakeQuorum(3, listener=listener)
-        q.append([record("FeatureLevelRecord", name="metadata.version", featureLevel=7)])
-        q.append([record("TopicRecord", name="secure", topicId="AAAAAAAAAAAAAAAAAAAAAg")], commit=True)
+        q.append([feature("metadata.version", 7)])
+        q.append([topic("secure", "AAAAAAAAAAAAAAAAAAAAAg")], commit=True)
         q.start()
         path = tmp_path / "client.properties"
         path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
@@ -169,7 +169,7 @@ def test_sasl_session_expiry_is_survived(run):
     followed(q, f)
     for n in range(4):
         time.sleep(0.4)              # the behaviour: the 300 ms SASL session expires each time
-        q.append([record("TopicRecord", name=f"late{n}", topicId=f"AAAAAAAAAAAAAAAAAAAAB{'AQgw'[n]}")],
+        q.append([topic(f"late{n}", f"AAAAAAAAAAAAAAAAAAAAB{'AQgw'[n]}")],
                  commit=True)
     assert f.wait(lambda f: f.committed_offset == q.log.end_offset, 15), (f.error, f.statuses[-1:])
     assert f.error is None

@@ -11,7 +11,7 @@ import pytest
 from tests.support.live_session import (CONFIG, ScriptedObserver, committed_event, snapshot_event,
                                        status)
 from tests.support.replay import TS0, Log, cat, leaves, ls, write_snapshot
-from tests.support.records import broker, partition, topic, uid
+from tests.support.records import broker, change, noop, partition, topic, uid
 from tests.support.waiting import wait_until
 
 from metashell.errors import MetashellError
@@ -36,7 +36,7 @@ def file_leaves(root) -> dict:
 
 def test_catch_up_gives_the_tree_a_file_load_gives(tmp_path):
     log_batches = [[topic("b", uid(2))], [partition(uid(2), 0), partition(uid(2), 1)],
-                   [record("PartitionChangeRecord", partitionId=0, topicId=uid(1), leader=2)]]
+                   [change(uid(1), 0, leader=2)]]
     session, observer = open_live([
         status("catching-up", 9, 5), snapshot_event(5, SNAP),
         committed_event(5, *log_batches), status("following", 9, 9)])
@@ -309,10 +309,9 @@ def test_subscribers_get_each_change_with_its_path():
     session, observer = open_live([
         snapshot_event(5, SNAP), status("following", 5, 5), gate,
         committed_event(5, [record("FenceBrokerRecord", id=1, epoch=10)],
-                        [record("PartitionChangeRecord", partitionId=0, topicId=uid(1),
-                                isr=[1, 2])],
+                        [change(uid(1), 0, isr=[1, 2])],
                         [record("RemoveTopicRecord", topicId=uid(1))],
-                        [record("NoOpRecord")])])
+                        [noop()])])
     try:
         changes = session.subscribe()
         gate.set()

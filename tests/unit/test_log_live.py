@@ -12,7 +12,7 @@ import threading
 
 from tests.support.fake_kraft import FakeQuorum
 from tests.support.live_session import CONFIG, ScriptedObserver, committed_event, snapshot_event, status
-from tests.support.records import broker, partition, topic, uid
+from tests.support.records import broker, change, partition, topic, uid
 from tests.support.waiting import wait_until
 
 from metashell import cli
@@ -23,7 +23,7 @@ from metashell.session.live import open_live_session
 
 SNAP = [broker(1, fenced=False), topic("a", uid(1)), partition(uid(1), 0)]
 LOG = [[topic("b", uid(2))], [partition(uid(2), 0), partition(uid(2), 1)],
-       [record("PartitionChangeRecord", partitionId=0, topicId=uid(1), leader=2)]]
+       [change(uid(1), 0, leader=2)]]
 
 
 def run(session, *words, output="json") -> tuple[int, str, str]:

@@ -13,7 +13,7 @@ import pytest
 
 from metashell.kraft.writer import record
 from tests.support.replay import Log, cat, load, ls, node, problems
-from tests.support.records import MIGRATING, broker, change, config, feature, partition, topic, uid
+from tests.support.records import MIGRATING, broker, change, config, feature, noop, partition, topic, uid
 
 T1, T2, T3 = uid(1), uid(2), uid(3)
 
@@ -703,7 +703,7 @@ class TestZkMigrationAndNoOp:
         assert problems(s.engine) == []
 
     def test_noop_only_moves_the_offset(self, tmp_path):
-        s = load(tmp_path, topic("foo", T1), record("NoOpRecord"), record("NoOpRecord"))
+        s = load(tmp_path, topic("foo", T1), noop(), noop())
         assert cat(s.root, "/metadataQuorum/offset") == 2
         assert s.engine.by_type["NoOpRecord"] == 2
         assert cat(s.root, "/topics/foo/id") == T1

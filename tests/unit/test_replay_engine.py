@@ -11,7 +11,7 @@ from metashell.kraft.writer import control, record
 from metashell.replay.engine import ReplayEngine
 from metashell.session.files import open_session
 from tests.support.replay import TS0, Log, cat, engine_over, ls, node, problems, write_snapshot
-from tests.support.records import broker, change, feature, partition, topic, uid
+from tests.support.records import broker, change, feature, noop, partition, topic, uid
 
 T1, T2, T3 = uid(1), uid(2), uid(3)
 
@@ -232,7 +232,7 @@ class TestQuorum:
     def test_offset_and_time(self, tmp_path):
         log = Log()
         log.add(topic("foo", T1), ts=TS0)
-        log.add(record("NoOpRecord"), record("NoOpRecord"), ts=TS0 + 1500)
+        log.add(noop(), noop(), ts=TS0 + 1500)
         s = open_session(log.write(tmp_path))
         assert cat(s.root, "/metadataQuorum/offset") == 2
         assert cat(s.root, "/metadataQuorum/time") == "2023-11-14T22:13:21.500Z"

@@ -26,9 +26,9 @@ from metashell.kraft.primitives import UUID_TEXT
 from metashell.loader.reader import FileReader
 from metashell.kraft.records import decode_value
 from metashell.fast.store import RecordStore
-from metashell.kraft.writer import LogWriter, Out, build_batch, encode_records, record, write_file
+from metashell.kraft.writer import LogWriter, Out, build_batch, encode_records, write_file
 from tests.support.deferred_reads import KeptRecord, entries_of
-from tests.support.records import partition, uid
+from tests.support.records import change, noop, partition, topic, uid
 from metashell.fast.deferred import (API_KEY, PARTITION, PARTITION_ID, RAW_TOPIC_ID, REF, TOPIC, TOPIC_ID,
                                        TOPIC_NAME, TOPIC_OFFSET, TOPIC_RAW_ID, TOPIC_TIMESTAMP, kind)
 
@@ -46,7 +46,7 @@ def varied(t: int, p: int, version: int = 2, replicas=(1, 2, 3)) -> Out:
 def topics(n: int, parts: int, version: int = 2, first: int = 0) -> list[Out]:
     out = []
     for t in range(first, first + n):
-        out.append(record("TopicRecord", name=f"topic-{t}", topicId=uid(t)))
+        out.append(topic(f"topic-{t}", uid(t)))
         out += [varied(t, p, version) for p in range(parts)]
     return out
 
@@ -151,12 +151,11 @@ def test_a_controller_log(tmp_path):
     for i in range(300):
         t, p = i % 500, i % 10
         if i % 3 == 0:
-            w.batch([record("NoOpRecord")], timestamp=TS + i)
+            w.batch([noop()], timestamp=TS + i)
         else:
-            w.batch([record("PartitionChangeRecord", 0, partitionId=p, topicId=uid(t), isr=[1, 2]),
-                     record("PartitionChangeRecord", 0, partitionId=p, topicId=uid(t), leader=2),
-                     record("PartitionChangeRecord", 0, partitionId=p, topicId=uid(t),
-                            isr=[1, 2, 3])], timestamp=TS + i)
+            w.batch([change(uid(t), p, version=0, isr=[1, 2]),
+                     change(uid(t), p, version=0, leader=2),
+                     change(uid(t), p, version=0, isr=[1, 2, 3])], timestamp=TS + i)
     odd = varied(3, 3)
     w.batch([Out(spec=odd.spec, version=odd.version, data=odd.data, key=b"k"),
              Out(spec=odd.spec, version=odd.version, data=odd.data, headers=(("h", b"v"),)),
@@ -177,15 +176,15 @@ def test_any_layout(tmp_path, data):
     starting offset delta."""
     outs = []
     for t in range(data.draw(st.integers(1, 6))):
-        outs.append(record("TopicRecord", name=f"t{t}", topicId=uid(t)))
+        outs.append(topic(f"t{t}", uid(t)))
         version = data.draw(st.integers(0, 2))
         replicas = data.draw(st.sampled_from([(1,), (1, 2), (1, 2, 3)]))
         outs += [varied(t, p, version, replicas) for p in range(data.draw(st.integers(0, 40)))]
         for _ in range(data.draw(st.integers(0, 3))):
             outs.append(data.draw(st.sampled_from([
-                record("NoOpRecord"),
-                record("PartitionChangeRecord", 0, partitionId=0, topicId=uid(t), leader=2),
-                record("PartitionChangeRecord", 2, partitionId=1, topicId=uid(t), isr=[1]),
+                noop(),
+                change(uid(t), 0, version=0, leader=2),
+                change(uid(t), 1, version=2, isr=[1]),
             ])))
     skip = data.draw(st.sampled_from([0, 60, 8_000, 70_000, 2_000_000]))
     w = LogWriter(0, 1, TS)

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.support.partition_layouts import (CASES, CHANGES, DIRS, TS, changed, corpus_inputs, shaped,
                                              snapshot, topic_of)
-from tests.support.records import uid
+from tests.support.records import change, config, uid
 from metashell.kraft.writer import LogWriter, record
 from metashell.queries.summary import summarize
 from metashell.session.files import open_session
@@ -90,10 +90,8 @@ def test_partitions_in_runs_of_several_layouts_in_any_order(tmp_path, pids):
 
 
 def test_min_insync_replicas_of_a_topic_and_the_cluster(tmp_path):
-    configs = [record("ConfigRecord", resourceType=2, resourceName="topic-0", name="min.insync.replicas",
-                      value="3"),
-               record("ConfigRecord", resourceType=4, resourceName="", name="min.insync.replicas",
-                      value="2")]
+    configs = [config(2, "topic-0", "min.insync.replicas", "3"),
+               config(4, "", "min.insync.replicas", "2")]
     topics = [topic_of(t, 2, [((1, 2, 3), (1, 2), {})] * 4) for t in range(2)] + [
         topic_of(2, 2, [((1, 2, 3), (1,), {})] * 4)]
     path = snapshot(tmp_path / "00000000000000001000-0000000003.checkpoint", topics, configs)
@@ -108,7 +106,7 @@ def test_changes_after_the_snapshot_are_folded(tmp_path):
     snapshot(part / "00000000000000000100-0000000003.checkpoint",
              [topic_of(t, 2, CASES["uniform"]) for t in range(3)])
     w = LogWriter(100, 3, TS)
-    w.batch([record("PartitionChangeRecord", 0, partitionId=2, topicId=uid(1), isr=[1], leader=-1)])
+    w.batch([change(uid(1), 2, version=0, isr=[1], leader=-1)])
     w.write(part / "00000000000000000100.log")
     fast, folded = both(tmp_path)
     assert fast == folded

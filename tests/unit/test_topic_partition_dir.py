@@ -9,10 +9,11 @@ import shutil
 import pytest
 
 from metashell.errors import InputError
-from metashell.kraft.writer import LogWriter, Out, record
+from metashell.kraft.writer import LogWriter, Out
 from metashell.loader.inputs import classify
 from tests.support.cli import run_cli
 from tests.support.paths import REPO
+from tests.support.records import feature
 
 EXAMPLE_PARTITION = REPO / "examples" / "cluster" / "__cluster_metadata-0"
 ORDERS_TOPIC_ID = "Vl3wXAsnRuSkQWXM1Ii2Lw"
@@ -82,7 +83,7 @@ def test_a_topic_log_without_partition_metadata_is_refused(tmp_path, monkeypatch
 def test_one_undecodable_record_among_metadata_is_still_a_warning(tmp_path):
     """A metadata log with one record it cannot decode loads, warning of it."""
     w = LogWriter()
-    w.batch([record("FeatureLevelRecord", name="metadata.version", featureLevel=7),
+    w.batch([feature("metadata.version", 7),
              Out(value=b"not a metadata record")])
     w.write(tmp_path / "00000000000000000000.log")
     status, out, err = run_cli(["-s", str(tmp_path), "cat", "/features/metadata.version"])

@@ -11,7 +11,7 @@ import threading
 from tests.support.commands import FakeSession, make_root
 from tests.support.live_session import (CONFIG, ScriptedObserver, committed_event, snapshot_event,
                                        status)
-from tests.support.records import broker, partition, topic, uid
+from tests.support.records import broker, change, config, noop, partition, topic, uid
 
 from metashell.commands import COMMANDS, Context, run_line
 from metashell.session.live import open_live_session
@@ -20,11 +20,10 @@ from metashell.kraft.writer import record
 SNAP = [broker(1, fenced=False), broker(2, fenced=False), topic("a", uid(1)),
         partition(uid(1), 0), topic("b", uid(2)), partition(uid(2), 0)]
 CHANGES = [[record("FenceBrokerRecord", id=1, epoch=10)],
-           [record("PartitionChangeRecord", partitionId=0, topicId=uid(2), leader=2)],
-           [record("NoOpRecord")],
+           [change(uid(2), 0, leader=2)],
+           [noop()],
            [record("UnfenceBrokerRecord", id=1, epoch=10)],
-           [record("ConfigRecord", resourceType=2, resourceName="a", name="retention.ms",
-                   value="1000")]]
+           [config(2, "a", "retention.ms", "1000")]]
 
 
 def live_ctx(steps, output="text", interactive=False, **kw):
