@@ -62,6 +62,20 @@ def feature(name: str, level: int) -> Out:
     return record("FeatureLevelRecord", name=name, featureLevel=level)
 
 
+def acl(aid: str, topic_name: str = "orders", **fields) -> Out:
+    """An AccessControlEntryRecord ``aid``: User:alice allowed (3) to READ (3)
+    the topic ``topic_name`` (literal, 3) from any host, unless ``fields`` say otherwise."""
+    fields = dict(dict(resourceType=2, patternType=3, principal="User:alice", host="*", operation=3,
+                       permissionType=3), **fields)
+    return record("AccessControlEntryRecord", id=aid, resourceName=topic_name, **fields)
+
+
+def reframed(out: Out, **framing) -> Out:
+    """The record ``out`` framed otherwise in its batch: a ``key``, ``headers``,
+    ``attributes`` or a ``timestamp_delta`` (what the fast path's runs must notice)."""
+    return Out(spec=out.spec, version=out.version, data=out.data, **framing)
+
+
 def noop() -> Out:
     """A NoOpRecord: a controller's heartbeat, one a batch."""
     return record("NoOpRecord")

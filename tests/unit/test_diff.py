@@ -20,17 +20,11 @@ from metashell.fs.root import build_root
 from metashell.kraft.writer import record
 from metashell.session.files import open_session
 from tests.support.replay import TS0, Log, write_snapshot
-from tests.support.records import broker, change, config, feature, partition, topic, uid
+from tests.support.records import acl, broker, change, config, feature, partition, topic, uid
 
 T1, T2, T3, T4, T5 = (uid(n) for n in range(1, 6))
 A1, A2, A3 = uid(11), uid(12), uid(13)
 READ, WRITE, DESCRIBE = 3, 4, 8
-
-
-def acl(aid, topic_name, operation):
-    return record("AccessControlEntryRecord", id=aid, resourceType=2, resourceName=topic_name,
-                  patternType=3, principal="User:alice", host="*", operation=operation,
-                  permissionType=3)
 
 
 def quota(entity, key, value):
@@ -64,7 +58,7 @@ def every_kind_log(tmp_path):
     log.add(topic("keep", T3), partition(T3, 0))
     log.add(config(2, "orders", "retention.ms", "1000"), config(2, "old", "cleanup.policy", "compact"),
             config(4, "1", "ssl.keystore.password", "secret1"))
-    log.add(acl(A1, "orders", READ), acl(A2, "keep", WRITE))
+    log.add(acl(A1, "orders", operation=READ), acl(A2, "keep", operation=WRITE))
     log.add(quota([("user", "alice")], "producer_byte_rate", 1000.0))
     log.add(scram("alice", 1, b"salt1", 4096), scram("bob", 1, b"saltb", 4096))
     log.add(token("tok1"))
@@ -80,7 +74,7 @@ def every_kind_log(tmp_path):
     log.add(record("RemoveTopicRecord", topicId=T2))
     log.add(topic("fresh", T4), partition(T4, 0, replicas=(2,)))
     log.add(config(4, "1", "ssl.keystore.password", "secret2"))
-    log.add(record("RemoveAccessControlEntryRecord", id=A1), acl(A3, "fresh", DESCRIBE))
+    log.add(record("RemoveAccessControlEntryRecord", id=A1), acl(A3, "fresh", operation=DESCRIBE))
     log.add(quota([("user", "alice")], "producer_byte_rate", 2000.0),
             quota([("client-id", "app")], "consumer_byte_rate", 500.0))
     log.add(scram("alice", 1, b"salt2", 8192),

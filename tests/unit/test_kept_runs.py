@@ -20,13 +20,9 @@ from metashell.replay.engine import ReplayEngine
 from metashell.queries.summary import summarize
 from metashell.session.files import open_session
 from tests.support.replay import Log, engine_over, leaves, write_snapshot
-from tests.support.records import config, noop, partition, topic, uid
+from tests.support.records import acl, config, noop, partition, reframed, topic, uid
 
 END = 500   # the snapshot's end offset
-
-
-def like(out: Out, **changes) -> Out:
-    return Out(spec=out.spec, version=out.version, data=out.data, **changes)
 
 
 def undecodable_config() -> Out:
@@ -36,10 +32,9 @@ def undecodable_config() -> Out:
     return Out(value=bytes(value))
 
 
-def acl(n: int, topic_name: str) -> Out:
-    return record("AccessControlEntryRecord", id=uid(100 + n), resourceType=2, resourceName=topic_name,
-                  patternType=3, principal=f"User:svc-{n % 3}", host="*", operation=3 + n % 2,
-                  permissionType=3)
+def service_acl(n: int, topic_name: str) -> Out:
+    """ACL ``uid(100 + n)`` on ``topic_name``: one of three service users, READ or WRITE."""
+    return acl(uid(100 + n), topic_name, principal=f"User:svc-{n % 3}", operation=3 + n % 2)
 
 
 def others() -> list[Out]:
@@ -48,7 +43,7 @@ def others() -> list[Out]:
         *[record("ClientQuotaRecord", entity=[{"entityType": "user", "entityName": f"u{i}"}],
                  key="producer_byte_rate", value=1024.0 * (i + 1), remove=False) for i in range(3)],
         record("ProducerIdsRecord", brokerId=1, brokerEpoch=5, nextProducerId=1000),
-        *[acl(n, f"t{n % 6}") for n in range(8)],
+        *[service_acl(n, f"t{n % 6}") for n in range(8)],
         *[record("UserScramCredentialRecord", name=f"u{i}", mechanism=1 + i % 2, salt=b"s" * 8,
                  storedKey=b"k" * 32, serverKey=b"v" * 32, iterations=4096) for i in range(3)],
         *[record("DelegationTokenRecord", owner="User:a", requester="User:a", renewers=[],
@@ -72,8 +67,8 @@ def snapshot_records(configs_per_topic: int = 3, spoil: bool = False) -> list[Ou
             outs.append(config(2, f"t{t}", keys[k % 4], values[(k + t) % 4]))
     outs += [config(4, "1", "log.retention.hours", "168"), config(4, "", "min.insync.replicas", "1")]
     if spoil:
-        outs[-5] = like(outs[-5], headers=(("h", b"v"),))
-        outs[-8] = like(outs[-8], timestamp_delta=3)
+        outs[-5] = reframed(outs[-5], headers=(("h", b"v"),))
+        outs[-8] = reframed(outs[-8], timestamp_delta=3)
         outs.insert(-3, undecodable_config())
     rest = others()
     if spoil:   # an ACL whose principal claims more bytes than it holds
@@ -91,7 +86,7 @@ def log_after(directory: Path) -> Path:
     log.add(config(2, "t2", "cleanup.policy", None))
     log.add(record("RemoveTopicRecord", topicId=uid(4)))
     log.add(topic("t3", uid(40)), config(2, "t3", "retention.ms", "7"))
-    log.add(record("RemoveAccessControlEntryRecord", id=uid(101)), acl(9, "t1"))
+    log.add(record("RemoveAccessControlEntryRecord", id=uid(101)), service_acl(9, "t1"))
     log.add(record("RemoveUserScramCredentialRecord", name="u1", mechanism=2))
     log.add(record("ClientQuotaRecord", entity=[{"entityType": "user", "entityName": "u0"}],
                    key="producer_byte_rate", value=0.0, remove=True))
@@ -190,9 +185,9 @@ def test_a_run_takes_the_configrecords_that_follow_one_another(base_records):
     long = config(2, "t", "k", "v" * 300)   # a record and a value of two-byte lengths
     others = {
         "a partition": partition(uid(1), 0),
-        "a header": like(configs[0], headers=(("h", b"v"),)),
-        "a timestamp delta": like(configs[0], timestamp_delta=1),
-        "a key": like(configs[0], key=b"k"),
+        "a header": reframed(configs[0], headers=(("h", b"v"),)),
+        "a timestamp delta": reframed(configs[0], timestamp_delta=1),
+        "a key": reframed(configs[0], key=b"k"),
     }
     assert run_of(configs + [long], base_records=base_records)[0] == 6
     for name, other in others.items():
@@ -235,7 +230,7 @@ def test_acls_known_to_decode_are_those_the_decoder_reads():
     from metashell.kraft.catalog import METADATA
     from metashell.fast.kept_runs import acls_decode
 
-    good = [acl(n, f"topic-{n}") for n in range(4)]
+    good = [service_acl(n, f"topic-{n}") for n in range(4)]
 
     def spoiled(how: str) -> Out:
         value = bytearray(good[0].encoded_value())
@@ -248,7 +243,7 @@ def test_acls_known_to_decode_are_those_the_decoder_reads():
         return Out(value=bytes(value))
 
     # name: (records, known to decode, all decode)
-    cases = {"good": (good, True, True), "long": ([acl(0, "t" * 200)] + good, False, True),
+    cases = {"good": (good, True, True), "long": ([service_acl(0, "t" * 200)] + good, False, True),
              "a tagged field": (good[:2] + [spoiled("a tagged field")], False, True)}
     cases.update({how: (good[:2] + [spoiled(how)] + good[2:], False, False)
                   for how in ("not utf-8", "past its record")})

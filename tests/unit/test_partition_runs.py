@@ -20,7 +20,7 @@ from metashell.loader.reader import FileReader
 from metashell.fast.store import RecordStore
 from metashell.kraft.writer import LogWriter, Out, build_batch, encode_records, record, write_file
 from tests.support.deferred_reads import compare_file, plain_records, same_record
-from tests.support.records import partition, uid
+from tests.support.records import partition, reframed, uid
 from tests.support.replay import engine_over, problems, shown
 
 TS = 1_700_000_000_000
@@ -32,34 +32,30 @@ def placed(t: int, p: int, replicas=(1, 2, 3), **kw) -> Out:
     return partition(uid(t), p, replicas, directories=[DIR] * len(replicas), **kw)
 
 
-def like(out: Out, **changes) -> Out:
-    return Out(spec=out.spec, version=out.version, data=out.data, **changes)
-
-
 def mixed_records() -> list[Out]:
     """Runs of every kind and everything that ends one early."""
     outs = [record("TopicRecord", name=f"t{t}", topicId=uid(t)) for t in range(5)]
     for p in range(150):                                    # two-byte offset deltas past 64
         outs.append(placed(0, p))
         if p == 30:
-            outs.append(like(placed(0, 900), key=b"k"))             # same size, a key
+            outs.append(reframed(placed(0, 900), key=b"k"))             # same size, a key
         if p == 40:
-            outs.append(like(placed(0, 901), headers=(("h", b"v"),)))
+            outs.append(reframed(placed(0, 901), headers=(("h", b"v"),)))
         if p == 50:
-            outs.append(like(placed(0, 902), attributes=1))         # attributes: still a run
+            outs.append(reframed(placed(0, 902), attributes=1))         # attributes: still a run
         if p == 60:
-            outs.append(like(placed(0, 903), timestamp_delta=7))    # timestamp delta
+            outs.append(reframed(placed(0, 903), timestamp_delta=7))    # timestamp delta
         if p == 70:
             outs.append(placed(1, p, replicas=(1, 2)))              # another size
         if p == 80:
             outs.append(record("PartitionRecord", 1, partitionId=p, topicId=uid(2), replicas=[1, 2, 3],
                                isr=[1, 2, 3], leader=1, directories=[DIR] * 3))   # another version
         if p == 90:                                     # same size, but undecodable
-            body = bytearray(like(placed(0, 904)).encoded_value())
+            body = bytearray(reframed(placed(0, 904)).encoded_value())
             body[23] = 0x7F                             # 126 replicas: more than the body holds
             outs.append(Out(value=bytes(body)))
         if p == 100:                                    # same size: two replicas and 24 bytes too many
-            short = like(placed(0, 905, replicas=(1, 2))).encoded_value()
+            short = reframed(placed(0, 905, replicas=(1, 2))).encoded_value()
             outs.append(Out(value=short + bytes(24)))
     outs += [record("PartitionChangeRecord", partitionId=p, topicId=uid(3), leader=2, isr=[2, 3])
              for p in range(40)]
@@ -106,8 +102,8 @@ def test_a_run_matches_exactly_the_records_of_its_shape():
     """PartitionRun on its own: which records it takes, and what it reads."""
     from metashell.fast.partition_runs import run_after
     plain = [placed(0, p) for p in range(12)]
-    odd = [like(placed(0, 50), key=b"k"), like(placed(0, 51), timestamp_delta=100),
-           like(placed(0, 52), attributes=4)]
+    odd = [reframed(placed(0, 50), key=b"k"), reframed(placed(0, 51), timestamp_delta=100),
+           reframed(placed(0, 52), attributes=4)]
     payload, n = encode_records(plain[:6] + [odd[2]] + plain[6:9] + [odd[1]] + plain[9:] + [odd[0]])
     # records of 116 bytes: the value starts after length (2 bytes), attributes,
     # timestamp delta, offset delta, null key and value length (2 bytes)
@@ -178,9 +174,9 @@ def topic_outs(plan: list, filler: int) -> list[Out]:
         owner = t - 1 if how == "an-id-again" and t else t
         topic = record("TopicRecord", name=name, topicId=uid(owner))
         if how == "keyed":
-            topic = like(topic, key=b"k")
+            topic = reframed(topic, key=b"k")
         elif how == "later":
-            topic = like(topic, timestamp_delta=1000)       # a two-byte timestamp delta
+            topic = reframed(topic, timestamp_delta=1000)       # a two-byte timestamp delta
         elif how == "undecodable-name":                     # the same length, not UTF-8
             body = bytearray(topic.encoded_value())
             body[4:6] = b"\xff\xfe"

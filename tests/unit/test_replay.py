@@ -13,7 +13,8 @@ import pytest
 
 from metashell.kraft.writer import record
 from tests.support.replay import Log, cat, load, ls, node, problems
-from tests.support.records import MIGRATING, broker, change, config, feature, noop, partition, topic, uid
+from tests.support.records import (MIGRATING, acl, broker, change, config, feature, noop, partition, topic,
+                                   uid)
 
 T1, T2, T3 = uid(1), uid(2), uid(3)
 
@@ -584,16 +585,9 @@ class TestClientQuota:
 
 # =========================================================================== ACLs, SCRAM, tokens
 
-def acl(n: int, **kw):
-    fields = dict(id=uid(900 + n), resourceType=2, resourceName="orders", patternType=3,
-                  principal="User:alice", host="*", operation=3, permissionType=3)
-    fields.update(kw)
-    return record("AccessControlEntryRecord", **fields)
-
-
 class TestAcls:
     def test_enum_names(self, tmp_path):
-        s = load(tmp_path, acl(1), acl(2, resourceType=3, resourceName="grp", patternType=4,
+        s = load(tmp_path, acl(uid(901)), acl(uid(902), "grp", resourceType=3, patternType=4,
                                        operation=4, permissionType=2, host="10.0.0.1"))
         assert ls(s.root, "/acls") == sorted([uid(901), uid(902)])
         assert cat(s.root, f"/acls/{uid(901)}") == {
@@ -605,10 +599,10 @@ class TestAcls:
 
     def test_remove_and_remove_unknown(self, tmp_path):
         log = Log()
-        log.add(acl(1), acl(2))
+        log.add(acl(uid(901)), acl(uid(902)))
         log.add(record("RemoveAccessControlEntryRecord", id=uid(901)))
         bad = log.add(record("RemoveAccessControlEntryRecord", id=uid(999)))
-        log.add(acl(3))
+        log.add(acl(uid(903)))
         s = session_of(tmp_path, log)
         assert ls(s.root, "/acls") == sorted([uid(902), uid(903)])
         assert [p.offset for p in s.engine.problems] == [bad]

@@ -16,7 +16,7 @@ from metashell.fast.store import RecordStore, ref_file
 from metashell.kraft.writer import LogWriter, Out, build_batch, encode_records, record, write_file
 from tests.support.deferred_reads import compare_file, entries_of, opened
 from tests.support.replay import TS0, Log, engine_over, problems, same_replay, write_snapshot
-from tests.support.records import change, partition, topic, uid
+from tests.support.records import change, partition, reframed, topic, uid
 from metashell.session.files import open_session
 
 
@@ -47,13 +47,12 @@ def test_deferred_records_come_back_as_the_reader_reads_them(tmp_path, codec):
 
 def test_partition_records_without_key_or_headers_are_deferred(tmp_path):
     tid = uid(1)
-    plain = record("PartitionRecord", partitionId=0, topicId=tid, replicas=[1], isr=[1], leader=1,
-                   leaderEpoch=0, partitionEpoch=0)
+    plain = partition(tid, 0, [1])
     odd = [
-        Out(spec=plain.spec, version=plain.version, data=plain.data, key=b"k"),
-        Out(spec=plain.spec, version=plain.version, data=plain.data, headers=(("h", b"v"),)),
-        Out(spec=plain.spec, version=plain.version, data=plain.data, attributes=1),
-        Out(spec=plain.spec, version=plain.version, data=plain.data, timestamp_delta=5),
+        reframed(plain, key=b"k"),
+        reframed(plain, headers=(("h", b"v"),)),
+        reframed(plain, attributes=1),
+        reframed(plain, timestamp_delta=5),
     ]
     payload, n = encode_records([topic("t", tid), plain, *odd])
     path = tmp_path / "00000000000000000000.log"
