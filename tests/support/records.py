@@ -70,6 +70,22 @@ def acl(aid: str, topic_name: str = "orders", **fields) -> Out:
     return record("AccessControlEntryRecord", id=aid, resourceName=topic_name, **fields)
 
 
+def scram(user: str, mechanism: int = 1, iterations: int = 4096, **fields) -> Out:
+    """A UserScramCredentialRecord of ``user`` (mechanism 1: SCRAM-SHA-256,
+    2: SCRAM-SHA-512) with a fixed salt and keys unless ``fields`` say otherwise."""
+    fields = dict(dict(salt=b"\x01salt", storedKey=b"\x02stored", serverKey=b"\x03server"), **fields)
+    return record("UserScramCredentialRecord", name=user, mechanism=mechanism, iterations=iterations,
+                  **fields)
+
+
+def token(tid: str, owner: str = "User:alice", **fields) -> Out:
+    """A DelegationTokenRecord ``tid`` of ``owner`` (its requester too), renewed
+    by User:bob, issued at 1, expiring at 2, at the latest 3, unless ``fields`` say otherwise."""
+    fields = dict(dict(requester=owner, renewers=["User:bob"], issueTimestamp=1, maxTimestamp=3,
+                       expirationTimestamp=2), **fields)
+    return record("DelegationTokenRecord", tokenId=tid, owner=owner, **fields)
+
+
 def reframed(out: Out, **framing) -> Out:
     """The record ``out`` framed otherwise in its batch: a ``key``, ``headers``,
     ``attributes`` or a ``timestamp_delta`` (what the fast path's runs must notice)."""
@@ -98,11 +114,8 @@ def rich_cluster() -> list[Out]:
         config(4, "2", "x", "y"),
         record("ClientQuotaRecord", entity=[{"entityType": "user", "entityName": None}],
                key="consumer_byte_rate", value=5.0, remove=False),
-        record("AccessControlEntryRecord", id=uid(900), resourceType=4, resourceName="kafka-cluster",
-               patternType=3, principal="User:admin", host="*", operation=2, permissionType=3),
-        record("UserScramCredentialRecord", name="alice", mechanism=2, salt=b"s", storedKey=b"k",
-               serverKey=b"v", iterations=8192),
-        record("DelegationTokenRecord", owner="User:alice", requester="User:alice", renewers=[],
-               issueTimestamp=1, maxTimestamp=3, expirationTimestamp=2, tokenId="tok"),
+        acl(uid(900), "kafka-cluster", resourceType=4, principal="User:admin", operation=2),
+        scram("alice", 2, 8192, salt=b"s", storedKey=b"k", serverKey=b"v"),
+        token("tok", renewers=[]),
         record("ProducerIdsRecord", brokerId=1, brokerEpoch=10, nextProducerId=7000),
     ]

@@ -20,7 +20,7 @@ from metashell.fs.root import build_root
 from metashell.kraft.writer import record
 from metashell.session.files import open_session
 from tests.support.replay import TS0, Log, write_snapshot
-from tests.support.records import acl, broker, change, config, feature, partition, topic, uid
+from tests.support.records import acl, broker, change, config, feature, partition, scram, token, topic, uid
 
 T1, T2, T3, T4, T5 = (uid(n) for n in range(1, 6))
 A1, A2, A3 = uid(11), uid(12), uid(13)
@@ -30,18 +30,6 @@ READ, WRITE, DESCRIBE = 3, 4, 8
 def quota(entity, key, value):
     return record("ClientQuotaRecord", entity=[{"entityType": t, "entityName": n} for t, n in entity],
                   key=key, value=value, remove=False)
-
-
-def scram(name, mechanism, salt, iterations):
-    return record("UserScramCredentialRecord", name=name, mechanism=mechanism, salt=salt,
-                  storedKey=b"stored-" + name.encode(), serverKey=b"server-" + name.encode(),
-                  iterations=iterations)
-
-
-def token(tid):
-    return record("DelegationTokenRecord", owner="User:alice", requester="User:alice",
-                  renewers=[], issueTimestamp=1, maxTimestamp=3, expirationTimestamp=2,
-                  tokenId=tid)
 
 
 def producer_ids(next_id):
@@ -60,8 +48,8 @@ def every_kind_log(tmp_path):
             config(4, "1", "ssl.keystore.password", "secret1"))
     log.add(acl(A1, "orders", operation=READ), acl(A2, "keep", operation=WRITE))
     log.add(quota([("user", "alice")], "producer_byte_rate", 1000.0))
-    log.add(scram("alice", 1, b"salt1", 4096), scram("bob", 1, b"saltb", 4096))
-    log.add(token("tok1"))
+    log.add(scram("alice", 1, 4096, salt=b"salt1"), scram("bob", 1, 4096, salt=b"saltb"))
+    log.add(token("tok1", renewers=[]))
     f = log.add(producer_ids(1000))
     log.add(feature("metadata.version", 21), feature("transaction.version", 2),
             feature("group.version", 0))
@@ -77,10 +65,10 @@ def every_kind_log(tmp_path):
     log.add(record("RemoveAccessControlEntryRecord", id=A1), acl(A3, "fresh", operation=DESCRIBE))
     log.add(quota([("user", "alice")], "producer_byte_rate", 2000.0),
             quota([("client-id", "app")], "consumer_byte_rate", 500.0))
-    log.add(scram("alice", 1, b"salt2", 8192),
+    log.add(scram("alice", 1, 8192, salt=b"salt2"),
             record("RemoveUserScramCredentialRecord", name="bob", mechanism=1),
-            scram("carol", 2, b"saltc", 4096))
-    log.add(record("RemoveDelegationTokenRecord", tokenId="tok1"), token("tok2"))
+            scram("carol", 2, 4096, salt=b"saltc"))
+    log.add(record("RemoveDelegationTokenRecord", tokenId="tok1"), token("tok2", renewers=[]))
     log.add(producer_ids(2000))
     return log.write(tmp_path), f
 

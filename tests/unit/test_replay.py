@@ -13,8 +13,8 @@ import pytest
 
 from metashell.kraft.writer import record
 from tests.support.replay import Log, cat, load, ls, node, problems
-from tests.support.records import (MIGRATING, acl, broker, change, config, feature, noop, partition, topic,
-                                   uid)
+from tests.support.records import (MIGRATING, acl, broker, change, config, feature, noop, partition, scram,
+                                   token, topic, uid)
 
 T1, T2, T3 = uid(1), uid(2), uid(3)
 
@@ -609,11 +609,6 @@ class TestAcls:
         assert uid(999) in problems(s.engine)[0]
 
 
-def scram(user: str, mech: int = 1, iterations: int = 4096):
-    return record("UserScramCredentialRecord", name=user, mechanism=mech, salt=b"\x01salt",
-                  storedKey=b"\x02stored", serverKey=b"\x03server", iterations=iterations)
-
-
 class TestScram:
     def test_redacted_by_default(self, tmp_path):
         s = load(tmp_path, scram("alice"), scram("bob", 2, 8192))
@@ -641,13 +636,6 @@ class TestScram:
     def test_replaced(self, tmp_path):
         s = load(tmp_path, scram("alice", iterations=4096), scram("alice", iterations=10000))
         assert cat(s.root, "/scram/SCRAM-SHA-256/alice")["iterations"] == 10000
-
-
-def token(tid: str, owner="User:alice", **kw):
-    fields = dict(owner=owner, requester=owner, renewers=["User:bob"], issueTimestamp=1,
-                  maxTimestamp=3, expirationTimestamp=2, tokenId=tid)
-    fields.update(kw)
-    return record("DelegationTokenRecord", **fields)
 
 
 class TestDelegationTokens:
