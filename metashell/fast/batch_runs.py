@@ -76,6 +76,8 @@ class BatchRun:
 
     __slots__ = ("entries", "noops", "changes_only", "positions", "first_batch", "batch_at")
 
+    spans_batches = True   # a run of batches, taken whole by the replay where it can be
+
     def __init__(self, entries: list, noops: int, changes_only: bool, positions: list,
                  first_batch: int, batch_at: Callable):
         self.entries, self.noops, self.changes_only = entries, noops, changes_only

@@ -25,9 +25,9 @@ import re
 from typing import Callable
 
 from ..kraft.batch import HEADER_SIZE
-from ..kraft.records import DECODE_ERRORS, PARTITION_KEY
+from ..kraft.records import DECODE_ERRORS
 from .deferred import partition
-from .partition_change import EFFECT, agrees, skeleton
+from .partition_change import EFFECT, PARTITION_KEY, agrees, skeleton
 from .partition_change import VERSIONS as CHANGE_VERSIONS
 from .partition_runs import framing_widths, varint_pattern
 
@@ -155,6 +155,9 @@ class ChangeBatch:
     :meth:`effects` what they do (``buf``: the bytes they are in)."""
 
     __slots__ = ("header", "ref_base", "read", "buf")
+
+    spans_batches = False   # one batch, to the replay's batch loader
+    changes_only = True     # of partition changes only: a log's are kept pending
 
     def __init__(self, header, ref_base: int, read: Callable, buf):
         self.header, self.ref_base, self.read, self.buf = header, ref_base, read, buf

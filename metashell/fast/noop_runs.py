@@ -77,16 +77,22 @@ assert _FIELDS.size == BATCH_SIZE
 
 
 class NoOpRun:
-    """``count`` heartbeat batches from byte ``position`` to ``end`` of
+    """``noops`` heartbeat batches from byte ``position`` to ``end`` of
     ``buf``, their CRCs checked. :meth:`batches` reads them again one by one
     with ``batch_of``, the reader's function from a
-    :class:`~.batch.BatchHeader` to its :class:`~.reader.Batch`."""
+    :class:`~.batch.BatchHeader` to its :class:`~.reader.Batch`. To the
+    replay's batch loader it is a run of batches as a
+    :class:`~.batch_runs.BatchRun` is, one of heartbeats only."""
 
-    __slots__ = ("buf", "position", "end", "count", "batch_of")
+    __slots__ = ("buf", "position", "end", "noops", "batch_of")
+
+    spans_batches = True   # a run of batches, taken whole by the replay where it can be
+    entries = ()           # no deferred entries: heartbeats only
+    changes_only = False
 
     def __init__(self, buf, position: int, end: int, batch_of: Callable):
         self.buf, self.position, self.end = buf, position, end
-        self.count = (end - position) // BATCH_SIZE
+        self.noops = (end - position) // BATCH_SIZE
         self.batch_of = batch_of
 
     def batches(self) -> Iterator:

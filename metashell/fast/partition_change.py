@@ -5,7 +5,7 @@ any other version takes the general path. The value is (kraft-format.md,
 PartitionChangeRecord v0-v2)::
 
     frame, apiKey, version          3 bytes (1, 5, 0-2)
-    partitionId, topicId            4 + 16 (``kraft.records.PARTITION_KEY``, as PartitionRecord's)
+    partitionId, topicId            4 + 16 (:data:`PARTITION_KEY`, as PartitionRecord's)
     tagged fields                   a uvarint count, then per field (in tag order)
                                     a uvarint tag, a uvarint size and the field:
       0 Isr                         compact array of int32 (null: unchanged)
@@ -16,8 +16,13 @@ PartitionChangeRecord v0-v2)::
       5 LeaderRecoveryState         int8
       8 Directories (v1+)           compact array of uuid
 
-Three readings of it, each for one use:
+Four readings of it, each for one use:
 
+* :data:`PARTITION_KEY`: its partitionId and topicId, the key a deferred
+  entry is filed by (:mod:`.reading`, :mod:`.change_batches`) and a lazy
+  record's (:func:`record_key`, which the replay asks through
+  :class:`~.replay_entries.EntryReplay`). Every version of both partition
+  records opens its body with them, so this reading takes every version.
 * :data:`EFFECT`, one regular expression over a whole record (its framing
   too) whose groups are an *effect*: the partition's key (partitionId and
   topicId as written), its topicId, the ISR's count + 1 (a byte), the
@@ -42,6 +47,9 @@ from __future__ import annotations
 
 import re
 
+import struct
+
+from ..kraft.primitives import UUID_TEXT
 from . import Decided
 from .partition_runs import POSSESSIVE
 
@@ -50,6 +58,25 @@ from .partition_runs import POSSESSIVE
 VERSIONS = {"PartitionChangeRecord": Decided(reads=range(0, 3))}
 _VERSION_BYTES = re.escape(bytes(VERSIONS["PartitionChangeRecord"].reads))
 _LAST = VERSIONS["PartitionChangeRecord"].last
+
+# A PartitionRecord's and a PartitionChangeRecord's body (after the frame header)
+# opens with int32 partitionId and uuid topicId, in every version: their key.
+PARTITION_KEY = struct.Struct(">i16s").unpack_from
+
+
+def record_key(rec) -> "tuple[str, int] | None":
+    """(topic id, partition id) of a PartitionRecord or PartitionChangeRecord:
+    a lazy record's read from the first 20 bytes of its body, undecoded (a
+    record filed under its partition is decoded only when folded), any
+    other's from its fields; None when it cannot be decoded."""
+    buf = rec._buf
+    if buf is not None:
+        b = rec._body
+        if rec._end - b >= 20:
+            pid, raw = PARTITION_KEY(buf, b)
+            return UUID_TEXT[raw], pid
+    d = rec.data
+    return None if d is None else (d["topicId"], d["partitionId"])
 
 # the fields of an effect
 KEY, RAW, ISR, LEADER, REPLICAS, ADDING, DIRECTORIES = range(7)

@@ -24,7 +24,7 @@ from ..kraft.batch import (ATTR_CODEC, ATTR_CONTROL, CRC_START, HEADER_SIZE, LOG
                            BatchHeader, BatchScanner)
 from ..kraft.framing import frame
 from ..kraft.primitives import URLSAFE, UUID_TEXT, b2a_base64, uuid_text
-from ..kraft.records import DECODE_ERRORS, METADATA, PARTITION_KEY, RESOLVED, Record
+from ..kraft.records import DECODE_ERRORS, METADATA, RESOLVED, Record
 from ..loader.reader import REF_BATCH_BITS, REF_MAX_BATCHES, REF_POSITION_BITS, Batch, FileReader
 from . import deferred, enabled
 from .batch_runs import HEADER_FIELDS, MAX_BATCHES, MAX_LENGTH, BatchRun
@@ -34,6 +34,7 @@ from .noop_runs import BATCH_LENGTH as NOOP_BATCH_LENGTH
 from .noop_runs import BATCH_SIZE as NOOP_BATCH_SIZE
 from .noop_runs import NOOP_RECORD, NoOpRun
 from .noop_runs import match as noop_run
+from .partition_change import PARTITION_KEY
 from .partition_runs import (OFFSET_DELTAS, PARTITION_LAST_VERSION, TIMESTAMP_DELTAS, TOPIC_LAST_VERSION,
                              PartitionRun, TopicRun, run_after, topic_run_after)
 from .partition_runs import key as topic_key

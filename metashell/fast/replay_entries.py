@@ -15,6 +15,12 @@ records.
 A log's batches of nothing but partition changes are not filed at all
 until needed (:class:`~metashell.fast.pending.PendingChanges`, filed by
 :class:`~.change_filing.ChangeFiler`).
+
+It is the replay's one door to the fast path's data: the batch loader asks
+it what a batch's entries are (:meth:`EntryReplay.only_changes`,
+:meth:`~EntryReplay.as_records`) and the delta reads a partition record's
+key through it (:attr:`EntryReplay.partition_key`), so that no replay
+module reads an entry's layout or a record's bytes.
 """
 
 from __future__ import annotations
@@ -29,11 +35,16 @@ from .deferred import (API_KEY, KEPT_COUNT, KEPT_RUN, PARTITION, PARTITION_RUN, 
 from .change_batches import ChangeBatch
 from .change_effects import ChangeEffects
 from .change_filing import ChangeFiler
+from .partition_change import record_key
 from .refs import Refs
 
 
 class EntryReplay:
     """Deferred entries into the image, and the log's pending changes."""
+
+    # (topic id, partition id) of a partition record, its bytes read where it is
+    # lazy (.partition_change): the key the delta files it by
+    partition_key = staticmethod(record_key)
 
     def __init__(self, delta, refs: Refs, filer: ChangeFiler, topic_type: type):
         self.delta = delta              # the replay's Delta: its image, tally and history
@@ -98,6 +109,26 @@ class EntryReplay:
                 return False
         self._count(new_topics, new_partitions)
         return True
+
+    def only_changes(self, batch_records: list) -> bool:
+        """Whether a batch's records are all deferred PartitionChangeRecords
+        (kept as pending changes where nothing else needs them filed)."""
+        return deferred.only_changes(batch_records)
+
+    def settle_before(self, batch_records: list) -> None:
+        """File the pending changes before a batch holding topic or partition
+        entries (they follow the changes in the log). Asked only while
+        changes are pending."""
+        if any(type(r) is tuple for r in batch_records):
+            self.filer.settle()
+
+    def as_records(self, batch_records: list) -> list:
+        """A batch's records with every deferred entry read back as its
+        records: each record with its own offset, for a batch a snapshot or
+        a time-travel limit cuts."""
+        record = self.refs.record
+        return [rec for r in batch_records for rec in (
+            map(record, deferred.refs(r)) if type(r) is tuple else (r,))]
 
     def _kept_run(self, rec: deferred.KeptRun, in_snapshot: bool) -> "list | None":
         """A run of a snapshot's records ``ls`` does not need: kept unread in

@@ -222,10 +222,6 @@ class _Resolved(dict):
     get = dict.__getitem__
 
 
-# A PartitionRecord's and a PartitionChangeRecord's body (after the frame header)
-# opens with int32 partitionId and uuid topicId, in every version: their key.
-PARTITION_KEY = struct.Struct(">i16s").unpack_from
-
 RESOLVED = _Resolved()
 # what a compiled decoder raises on a body it does not take whole (the full
 # decoding path then says why, or tries a superseded layout)

@@ -11,7 +11,9 @@ and epoch) moves on.
 
 A record goes to the :class:`~.delta.Delta`, which applies it by its type;
 the fast path's deferred entries go to
-:class:`~metashell.fast.replay_entries.EntryReplay`, and a run of
+:class:`~metashell.fast.replay_entries.EntryReplay`, the one object the
+loader asks about them. A batch the fast path took whole is no list: its
+``records`` say what they are (:meth:`BatchLoader.apply_batch`). A run of
 heartbeats or of small batches is taken whole where nothing (a limit, a
 transaction, a snapshot's end) falls inside it.
 """
@@ -22,10 +24,6 @@ from typing import Callable
 
 from ..kraft.batch import ATTR_CODEC
 from ..kraft.records import CONTROL, UNDECODABLE, Record
-from ..fast import deferred
-from ..fast.batch_runs import BatchRun
-from ..fast.change_batches import ChangeBatch
-from ..fast.noop_runs import NoOpRun
 from .delta import Delta
 from .entities.quorum import replay_control
 from .problems import Problem
@@ -92,20 +90,22 @@ class BatchLoader:
 
     def apply_batch(self, batch) -> bool:
         """Apply one batch; returns False once the time-travel limit is passed
-        (the caller can stop reading)."""
-        h, records = batch.header, batch.records
-        if type(records) is NoOpRun:
-            return self._apply_noops(h, records)
-        if type(records) is BatchRun:
+        (the caller can stop reading). Its ``records`` are a list (records
+        and deferred entries), or what the fast path took whole: a run of
+        batches (``spans_batches``: ``noops``, ``entries``, ``changes_only``,
+        ``batches()``), or a batch of partition changes checked but not read
+        (``changes_only``; ``entries()`` reads them)."""
+        records = batch.records
+        if type(records) is not list and records.spans_batches:
             return self._apply_run(batch)
         if self._snapshot is not None:
-            if type(records) is ChangeBatch:
+            if type(records) is not list:
                 records = records.entries()
-            return self._apply_entries(h, records, self._stamp(batch), True)
+            return self._apply_entries(batch.header, records, self._stamp(batch), True)
         records = self._log_records(batch)
         if type(records) is bool:
             return records
-        return self._apply_entries(h, records, None, False)
+        return self._apply_entries(batch.header, records, None, False)
 
     def _log_records(self, batch) -> "list | bool":
         """What to apply of a log's batch: its records, as deferred entries
@@ -118,23 +118,22 @@ class BatchLoader:
             return False
         if h.last_offset < self._skip_before and not batch.is_control:
             return True
-        unread = type(records) is ChangeBatch
+        unread = type(records) is not list   # partition changes, checked but not read
+        entries = self.entries
         if (self.txn is None and h.base_offset >= self._skip_before and records
-                and (unread or deferred.only_changes(records))
+                and (unread or entries.only_changes(records))
                 and not h.attributes & ATTR_CODEC and self.delta.on_change is None
                 and self.store.searchable(batch.file_no)):
             # only partition changes, as read from the file: kept, not filed
             return self._defer_changes(h, records, batch.file_no)
         if unread:
             records = records.entries()
-        if self.entries.changes.batches and any(type(r) is tuple for r in records):
-            self.entries.filer.settle()   # topic or partition records follow the pending changes
+        if entries.changes.batches:
+            entries.settle_before(records)
         if h.base_offset < self._skip_before or (self.until_offset is not None
                                                 and h.last_offset > self.until_offset):
             # the batch is cut: every record needs its own offset
-            record = self.refs.record
-            records = [rec for r in records for rec in (
-                map(record, deferred.refs(r)) if type(r) is tuple else (r,))]
+            records = entries.as_records(records)
         return records
 
     def _stamp(self, batch) -> "tuple | None":
@@ -201,44 +200,30 @@ class BatchLoader:
         image.last_offset = image.data_offset = max(image.last_offset, last.offset)
         image.last_epoch = h.epoch
 
-    def _apply_noops(self, h, run: NoOpRun) -> bool:
-        """A run of heartbeat batches (one NoOpRecord each; ``h`` spans them):
-        counted at once, where nothing can stop or hold them on the way; else
-        batch by batch, as read one at a time."""
-        if self._snapshot is None and self.txn is None:
+    def _apply_run(self, batch) -> bool:
+        """A run of batches the fast path took whole (heartbeats,
+        ``fast/noop_runs``; a log's small batches, ``fast/batch_runs``; the
+        header spans them): its heartbeats counted and its entries applied
+        as one batch's, or kept as pending changes if they are all changes,
+        where nothing can stop or hold them on the way; else batch by
+        batch, as read one at a time."""
+        h, run = batch.header, batch.records
+        if self._snapshot is None:
             if h.last_offset < self._skip_before:
-                return True
-            if self._within_limits(h):
-                self.tally.count("NoOpRecord", run.count)
+                return True   # what the snapshot covers
+            if (self.txn is None and self._within_limits(h)
+                    and (self.delta.on_change is None or not run.entries)):
+                if run.noops:
+                    self.tally.count("NoOpRecord", run.noops)
+                entries = run.entries
+                if run.changes_only and self.store.searchable(batch.file_no):
+                    self.entries.changes.add(batch.file_no, h.position, h.end, entries)
+                elif entries:
+                    if self.entries.changes.batches:
+                        self.entries.filer.settle()   # topic records follow the pending changes
+                    self._apply_entries(h, entries, None, False)
                 self._ended_data_batches(h)
                 return True
-        for batch in run.batches():
-            if not self.apply_batch(batch):
-                return False
-        return True
-
-    def _apply_run(self, batch) -> bool:
-        """A run of small batches (``fast/batch_runs``; the header
-        spans them): its heartbeats counted and its entries applied as one
-        batch's, or kept as pending changes if they are all changes, where
-        nothing can stop or hold them on the way; else batch by batch, as
-        read one at a time."""
-        h, run = batch.header, batch.records
-        if (self._snapshot is None and self.txn is None and self.delta.on_change is None
-                and self._within_limits(h)):
-            if run.noops:
-                self.tally.count("NoOpRecord", run.noops)
-            entries = run.entries
-            if run.changes_only and self.store.searchable(batch.file_no):
-                self.entries.changes.add(batch.file_no, h.position, h.end, entries)
-            elif entries:
-                if self.entries.changes.batches:
-                    self.entries.filer.settle()   # topic records follow the pending changes
-                self._apply_entries(h, entries, None, False)
-            self._ended_data_batches(h)
-            return True
-        if self._snapshot is None and h.last_offset < self._skip_before:
-            return True
         for one in run.batches():
             if not self.apply_batch(one):
                 return False

@@ -37,7 +37,8 @@ PARTITION_RECORDS = frozenset(("TopicRecord", "PartitionRecord", "PartitionChang
 class Delta:
     """The image being built and what each record does to it."""
 
-    def __init__(self, image, tally: Tally, topic_source=None, filer=None):
+    def __init__(self, image, tally: Tally, topic_source=None, filer=None,
+                 partition_key=topics.decoded_key):
         self.image = image
         self.tally = tally
         self.on_change = tally.on_change   # see the module docstring
@@ -47,6 +48,9 @@ class Delta:
         # only records are replayed (a snapshot's kept runs)
         self.topic_source = topic_source
         self.filer = filer
+        # a partition record's (topic id, partition id), None if undecodable: the
+        # engine gives the fast path's, which reads a lazy record's from its bytes
+        self.partition_key = partition_key
 
     def replay(self, rec: Record, settle: bool = True) -> None:
         """Apply one decoded (or lazily decoded) metadata record; ``settle``:

@@ -47,7 +47,7 @@ class ReplayEngine:
         self.filer = ChangeFiler(self.refs, tally)
         self.topic_source = PartitionFolder(self.refs, self.filer)
         new_image = partial(_wired_image, self.refs, KeptReplay(self.refs, tally), self.filer)
-        self.delta = Delta(new_image(), tally, self.topic_source, self.filer)
+        self.delta = Delta(new_image(), tally, self.topic_source, self.filer, EntryReplay.partition_key)
         self.entries = EntryReplay(self.delta, self.refs, self.filer, TopicState)
         self.counts = TopicCounts(self.store, self.topic_source)
         self.loader = BatchLoader(self.delta, self.entries, new_image,

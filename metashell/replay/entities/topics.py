@@ -8,8 +8,7 @@ fast path files most of them without a :class:`Record`
 
 from __future__ import annotations
 
-from ...kraft.primitives import UUID_TEXT
-from ...kraft.records import PARTITION_KEY, Record
+from ...kraft.records import Record
 from ..image import TopicState
 from ..problems import ApplyError
 
@@ -30,22 +29,24 @@ def topic(delta, rec: Record) -> None:
     image.topic_names[name] = tid
 
 
-def partition_key(rec: Record) -> tuple[str, int]:
-    """(topic id, partition id), read from the raw body of a lazy record."""
-    buf = rec._buf
-    if buf is not None:
-        b = rec._body
-        if rec._end - b >= 20:
-            pid, raw = PARTITION_KEY(buf, b)
-            return UUID_TEXT[raw], pid
+def decoded_key(rec: Record) -> "tuple[str, int] | None":
+    """(topic id, partition id) of a partition record, from its fields; None
+    when it cannot be decoded. The engine gives its delta the fast path's
+    reading instead (``Delta.partition_key``), which reads a lazy record's
+    key without decoding it."""
     d = rec.data
-    if d is None:
+    return None if d is None else (d["topicId"], d["partitionId"])
+
+
+def _key(delta, rec: Record) -> tuple[str, int]:
+    key = delta.partition_key(rec)
+    if key is None:
         raise ApplyError("undecodable")
-    return d["topicId"], d["partitionId"]
+    return key
 
 
 def partition(delta, rec: Record) -> None:
-    tid, pid = partition_key(rec)
+    tid, pid = _key(delta, rec)
     t = delta.image.topics.get(tid)
     if t is None:
         raise ApplyError(f"unable to replay a PartitionRecord for topic id {tid}: no such topic")
@@ -55,7 +56,7 @@ def partition(delta, rec: Record) -> None:
 
 
 def partition_change(delta, rec: Record) -> None:
-    tid, pid = partition_key(rec)
+    tid, pid = _key(delta, rec)
     t = delta.image.topics.get(tid)
     if t is None or pid not in t.partition_records:
         raise ApplyError(f"unable to find partition {tid}:{pid}")
