@@ -33,7 +33,6 @@ import argparse
 import io
 import sys
 import time
-from pathlib import Path
 
 from bench._util import (Timer, changing_log_dir, human_bytes, kafka_snapshot, peak_rss_bytes,
                          print_table, report_child, run_fresh)

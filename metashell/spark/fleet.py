@@ -25,7 +25,6 @@ from . import discover
 from .hadoop import is_uri, local_path
 
 PROG = "kafka-metadata-fleet"
-FORMAT = "kraft-metadata"
 
 COLUMNS = ("cluster", "cluster_id", "state", "metadata_release", "brokers", "fenced_brokers",
            "controllers", "topics", "partitions", "under_replicated", "offline",

@@ -36,8 +36,7 @@ from tests.support.replay import flat
 from metashell.fs.node import lookup
 from metashell.fs.root import build_root
 from metashell.kraft.batch import BatchScanner
-from metashell.live import (CommittedEvent, LiveConfig, SnapshotEvent, StatusEvent,
-                                   parse_controllers)
+from metashell.live import CommittedEvent, LiveConfig, SnapshotEvent, parse_controllers
 
 from .admin import admin_client
 from .cluster import KafkaCluster

@@ -37,7 +37,6 @@ from kafka.admin import (ACL, ACLFilter, ACLOperation, ACLPermissionType,
                          UserScramCredentialUpsertion)
 from kafka.protocol.admin.client_quotas import AlterClientQuotasRequest
 
-from . import jars
 from .admin import admin_client, describe_quorum
 from .cluster import JVM_FLAGS, KafkaCluster
 from .degraded import ToolRun, degrade_and_run_tools

@@ -15,7 +15,7 @@ import pytest
 import metashell.fast as fast
 from metashell.kraft.catalog import METADATA
 from metashell.fast import reading as reader_module
-from metashell.fast import kept_runs, partition_runs, summary_counts
+from metashell.fast import kept_runs, summary_counts
 from metashell.fast.store import RecordStore
 from metashell.session.files import open_session
 from tests.support.replay import leaves, problems, write_snapshot

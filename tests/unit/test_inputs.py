@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import CORPORA
 from tests.support.corpora import corpus
 from metashell.errors import InputError
 from metashell.loader.inputs import (

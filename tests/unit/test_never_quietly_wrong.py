@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.support.paths import CORPORA, EXAMPLE
+from tests.support.paths import EXAMPLE
 from tests.support.corpora import corpus
 from metashell import cli
 from metashell.errors import MetashellError

@@ -6,10 +6,8 @@ the corpora."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
 import pytest
-from tests.support.replay import Log, load
+from tests.support.replay import load
 from tests.support.records import broker, change, config, partition, topic, uid
 
 from tests.support.paths import CORPORA, EXAMPLE

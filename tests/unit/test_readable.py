@@ -5,7 +5,6 @@ shown once in ``diff``, colour only when asked."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from types import SimpleNamespace
 
 from tests.support.paths import EXAMPLE

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -298,7 +298,6 @@ def test_close_frees_the_cluster_without_a_collection():
     collection to walk."""
     import gc
     import weakref
-    from pathlib import Path
     was = gc.isenabled()
     gc.disable()
     try:
