@@ -56,9 +56,6 @@ FAST_DOOR = {
     "metashell.queries": {"metashell.fast.deferred"},
     "metashell.fs": {RUN_TEXTS},
 }
-# shortcuts the replay still names, to go behind the door: (module, fast module)
-NOT_YET_BEHIND_THE_DOOR = {("metashell.replay.batch_loader", "metashell.fast." + m)
-                           for m in ("batch_runs", "change_batches", "noop_runs")}
 
 
 def module_name(path: Path) -> str:
@@ -153,7 +150,7 @@ def test_the_layers_are_one_way():
 def test_replay_and_fs_reach_the_fast_path_through_its_door():
     bad = [(name, m) for name, deps in graph().items() if layer(name) in FAST_DOOR
            for m in deps if layer(m) == "metashell.fast" and m not in FAST_DOOR[layer(name)]]
-    assert set(bad) <= NOT_YET_BEHIND_THE_DOOR
+    assert bad == []
 
 
 def test_the_door_reads_no_bytes():

@@ -6,6 +6,7 @@ the corpora."""
 from __future__ import annotations
 
 import json
+
 import pytest
 from tests.support.replay import load
 from tests.support.records import broker, change, config, partition, topic, uid
