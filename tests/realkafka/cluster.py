@@ -1,7 +1,8 @@
 """A real KRaft cluster on loopback, one JVM per node, for tests.
 
 ``KafkaCluster(version, controllers=3, brokers=1)`` formats each node's
-storage with Kafka's own StorageTool, starts every node as its own JVM
+storage with Kafka's own StorageTool (every node's in one JVM, the one that
+runs Kafka's command-line tools later: tool_jvm.py), starts every node as its own JVM
 (``kafka.Kafka server.properties``) on free loopback ports and waits until
 the quorum has a leader and every broker is registered and unfenced. Used as
 a context manager, it stops every JVM it started by PID at the end (SIGTERM,
@@ -29,6 +30,7 @@ import uuid
 from pathlib import Path
 
 from . import jars
+from .tool_jvm import ToolJvm
 
 JVM_FLAGS = ["-Xms32m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
              "-Xshare:auto", "-Djava.awt.headless=true", "-XX:-UsePerfData"]
@@ -48,6 +50,7 @@ def _kill_leftovers() -> None:
     for cluster in list(ACTIVE):
         for node_id in cluster.nodes:
             cluster.kill(node_id)
+        cluster.close_tools()
 
 
 atexit.register(_kill_leftovers)
@@ -150,6 +153,7 @@ class KafkaCluster:
         self.classpath = jars.kafka_classpath(version)
         self.log_option, _ = jars.log_config(version)
         self.started_at: "float | None" = None
+        self._tools: "ToolJvm | None" = None
 
     # -- layout ---------------------------------------------------------------
 
@@ -284,14 +288,14 @@ class KafkaCluster:
         return args
 
     def _format(self, node: KafkaNode) -> None:
-        cmd = ["java", "-Xmx128m", *JVM_FLAGS, self.log_option,
-               f"-Dkafka.logs.dir={node.dir}", "-cp", self.classpath,
-               "kafka.tools.StorageTool", *self._format_args(node)]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        if done.returncode != 0:
+        """Kafka's StorageTool formats the node's storage, in the tools JVM
+        (one JVM for every node's format and the tools run later)."""
+        code, out, err = self.tools().run("kafka.tools.StorageTool", self._format_args(node),
+                                          timeout=120)
+        if code != 0:
             raise RuntimeError(
                 f"Kafka {self.version} StorageTool format failed for node "
-                f"{node.node_id} ({node.properties_file}):\n{done.stdout}{done.stderr}")
+                f"{node.node_id} ({node.properties_file}):\n{out}{err}")
 
     # -- life cycle ---------------------------------------------------------------
 
@@ -317,13 +321,31 @@ class KafkaCluster:
         self.close()
 
     def close(self) -> None:
-        """Stop every JVM (brokers first), forget the cluster."""
+        """Stop every JVM (the tools', then brokers, then controllers), forget the cluster."""
+        self.close_tools()
         brokers_first = sorted(self.nodes.values(), key=lambda n: n.is_controller)
         for node in brokers_first:
             if node.running():
                 self.stop(node.node_id)
         if self in ACTIVE:
             ACTIVE.remove(self)
+
+    def tools(self) -> "ToolJvm | None":
+        """The JVM that runs Kafka's command-line tools against this cluster
+        (tool_jvm.py), started at first use, while the cluster is up; None
+        once it is closed."""
+        if self not in ACTIVE:
+            return None
+        if self._tools is None:
+            self._tools = ToolJvm(["-Xmx192m", *JVM_FLAGS, self.log_option,
+                                   f"-Dkafka.logs.dir={self.workdir}"],
+                                  self.classpath, self.workdir)
+        return self._tools
+
+    def close_tools(self) -> None:
+        if self._tools is not None:
+            self._tools.close()
+            self._tools = None
 
     def _print_tails(self) -> None:
         print(self.log_tails(), file=sys.stderr)

@@ -331,14 +331,20 @@ def cli_class(cluster: KafkaCluster, *candidates: str) -> str:
 
 
 def run_cli(cluster: KafkaCluster, main_class: str, *args: str, timeout: float = 120) -> str:
-    """Run one of Kafka's CLI tools (``java -cp``); its stdout, or an error with its output."""
-    cmd = ["java", "-Xmx192m", *JVM_FLAGS, cluster.log_option,
-           f"-Dkafka.logs.dir={cluster.workdir}", "-cp", cluster.classpath, main_class, *args]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    if done.returncode != 0:
+    """Run one of Kafka's CLI tools: in the cluster's tools JVM while it is up,
+    else as ``java -cp``; its stdout, or an error with its output."""
+    tools = cluster.tools()
+    if tools is not None:
+        code, out, err = tools.run(main_class, args, timeout)
+    else:
+        cmd = ["java", "-Xmx192m", *JVM_FLAGS, cluster.log_option,
+               f"-Dkafka.logs.dir={cluster.workdir}", "-cp", cluster.classpath, main_class, *args]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        code, out, err = done.returncode, done.stdout, done.stderr
+    if code != 0:
         raise AssertionError(f"Kafka {cluster.version} {main_class} {' '.join(args)} failed "
-                             f"({done.returncode}):\n{done.stdout}{done.stderr}")
-    return done.stdout
+                             f"({code}):\n{out}{err}")
+    return out
 
 
 def sasl_client_properties(cluster: KafkaCluster) -> Path:
