@@ -7,6 +7,7 @@ offset of every corpus log."""
 from __future__ import annotations
 
 import io
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -64,20 +65,24 @@ def test_a_snapshot_equals_the_log_at_its_end_offset(log_dir):
 
 # --------------------------------------------------------------------------- records in between
 
+@lru_cache(maxsize=2)
+def metadata_records(log: Path) -> "tuple[tuple[int, str, dict], ...]":
+    """The log's metadata records as (offset, name, fields), decoded once per
+    log: the tests below ask for many ranges of the same log."""
+    return tuple((rec.offset, rec.name, rec.data) for batch in read_file(log)
+                 for rec in batch.records if rec.kind == "metadata" and rec.data is not None)
+
+
 def entities_touched(log: Path, after: int, upto: int) -> set[tuple]:
     """The tree paths of the entities that the log's records with offsets in
     (``after``, ``upto``] touch, read from the records themselves."""
     names: dict[str, str] = {}
     touched: set[tuple] = set()
-    for batch in read_file(log):
-        for rec in batch.records:
-            d = rec.data if rec.kind == "metadata" else None
-            if d is None:
-                continue
-            if rec.name == "TopicRecord":
-                names[d["topicId"]] = d["name"]
-            if after < rec.offset <= upto:
-                touched |= _entity_paths(rec.name, d, names)
+    for offset, name, d in metadata_records(log):
+        if name == "TopicRecord":
+            names[d["topicId"]] = d["name"]
+        if after < offset <= upto:
+            touched |= _entity_paths(name, d, names)
     return touched
 
 
