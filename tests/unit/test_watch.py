@@ -12,6 +12,7 @@ from tests.support.commands import FakeSession, make_root
 from tests.support.live_session import (CONFIG, ScriptedObserver, committed_event, snapshot_event,
                                        status)
 from tests.support.records import broker, change, config, noop, partition, topic, uid
+from tests.support.waiting import wait_until
 
 from metashell.commands import COMMANDS, Context, run_line
 from metashell.session.live import open_live_session
@@ -91,15 +92,29 @@ def test_interactive_watch_starts_from_now_and_ctrl_c_ends_it():
     ctx, session = live_ctx([snapshot_event(5, SNAP), status("following", 5, 5),
                              committed_event(5, CHANGES[0]), gate,
                              committed_event(6, *CHANGES[1:])], interactive=True)
-    release = threading.Timer(0.3, gate.set)          # once watch is waiting
-    interrupt = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    subscribe, watching = session.subscribe, threading.Event()
+
+    def subscribed(**kw):
+        changes = subscribe(**kw)
+        watching.set()
+        return changes
+    session.subscribe = subscribed
+
+    def type_ctrl_c_once_the_changes_show():
+        """The later changes come once watch waits; Ctrl-C once three lines
+        show (or after a while, so that a watch that shows none still ends)."""
+        try:
+            watching.wait(30)
+            gate.set()
+            wait_until(lambda: len(ctx.out.getvalue().splitlines()) >= 3, "three changes shown")
+        finally:
+            os.kill(os.getpid(), signal.SIGINT)
+    typist = threading.Thread(target=type_ctrl_c_once_the_changes_show, daemon=True)
     try:
-        release.start()
-        interrupt.start()
+        typist.start()
         assert run_line(ctx, "watch") == 0          # until Ctrl-C
     finally:
-        release.cancel()
-        interrupt.cancel()
+        typist.join(35)
         session.close()
     offsets = [line.split()[0] for line in ctx.out.getvalue().splitlines()]
     assert offsets == ["6", "8", "9"]               # not the change before it started
