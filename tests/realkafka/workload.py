@@ -90,6 +90,11 @@ def workload_config(version: str) -> "dict[str, str]":
         "metadata.max.idle.interval.ms": "200",
         "metadata.max.retention.bytes": "-1",
         "metadata.max.retention.ms": "-1",
+        # a leader that a busy machine starves of CPU for a few seconds keeps
+        # its leadership (Kafka's 2 s would start elections that a loaded
+        # 2-core machine never ends); the workload stops no controller
+        "controller.quorum.fetch.timeout.ms": "10000",
+        "controller.quorum.request.timeout.ms": "5000",
     }
     if tokens_supported(version):
         config["delegation.token.secret.key"] = "workload-token-secret"
