@@ -176,8 +176,8 @@ def test_one_shot_watch_that_loses_the_quorum_says_so_and_gives_up_in_time(tmp_p
     assert lines[-1].startswith("kafka-metadata-shell: lost the quorum: no controller answered a "
                                 "Fetch again within 2 s (tried "), lines
     assert "Traceback" not in err
-    # the timeout counts from the last answer (a long poll); 1 s for the exit on a loaded machine
-    assert elapsed < 2 + 0.5 + 1, elapsed
+    # the timeout counts from the last answer (a long poll); 3 s for the exit on a loaded machine
+    assert elapsed < 2 + 0.5 + 3, elapsed
 
 
 def test_one_shot_commands_and_options_are_checked_before_connecting():
