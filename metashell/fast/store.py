@@ -146,6 +146,21 @@ class RecordStore:
             return None
         return (bytes(buf[pos + shape.topic_at:pos + shape.topic_at + 16]),) + got
 
+    def run_changes(self, ref: int, shape, n: int) -> "tuple[list, list] | None":
+        """``(offsets, timestamps)`` of the run of ``n`` PartitionRecords of
+        ``shape`` whose first is ``ref``, read from their framing in one
+        call (as :meth:`run_data` reads them); None if the bytes no longer
+        match the run."""
+        h, buf, start, end, append_ts = self._batch(ref >> REF_POSITION_BITS)
+        pos = start + (ref & _POSITION_MASK)
+        m = shape.pattern.match(buf, pos, end) if shape.api == 3 else None
+        if m is None or m.end() - pos < n * shape.size:
+            return None
+        _, ts_deltas, deltas, _, _ = shape.read(buf, pos, n)
+        base, base_ts = h.base_offset, h.base_timestamp
+        times = [append_ts] * n if append_ts is not None else [base_ts + d for d in ts_deltas]
+        return [base + d for d in deltas], times
+
     def value_bytes(self, ref: int) -> bytes:
         """The undecoded value of the record ``ref`` names: two records with
         the same bytes hold the same fields (``diff`` compares partitions of

@@ -23,13 +23,34 @@ no engine.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..fast.change_filing import ChangeFiler
 from ..fast.refs import Refs
 from ..kraft.primitives import UUID_TEXT
 from ..kraft.records import UNDECODABLE, Record
 from ..fast.deferred import run_fields
 from ..fast.store import ref_file
-from .partition_model import PartitionState, merge_change, partition_state
+from .partition_model import LayoutPlan, PartitionState, layout_plan, merge_change, partition_state
+
+
+@dataclass(frozen=True)
+class RunValues:
+    """A run of a topic's PartitionRecords, its values read from its bytes
+    (``store.run_values``) for a column-wise reader: each record's values
+    as ``plan`` places them (``ints``: each record's integers, record after
+    record, ``plan.ints`` each; ``uuids``: its directories, raw, ``plan.uuids``
+    each), each record's last change (``offsets``, ``times``: as a folded
+    state's ``change``) and which records are still their partition's only
+    record (``kept``; None: all are), the others folded instead."""
+
+    topic_id: str
+    plan: LayoutPlan
+    ints: tuple
+    uuids: tuple
+    offsets: list
+    times: list
+    kept: "list[bool] | None"
 
 
 class PartitionFolder:
@@ -188,6 +209,47 @@ class PartitionFolder:
                                   if pid not in texts}, others)
         return {pid: texts.get(pid) or states[pid] for pid in sorted(partitions)
                 if pid in texts or pid in states}
+
+    def topic_values(self, partitions: dict, runs: "list | None") -> "tuple[list, dict]":
+        """A topic's partitions that exist for a column-wise reader:
+        :class:`RunValues` of each run whose values are read from its bytes
+        (as :meth:`topic_texts` reads them for ``cat``), and partition id ->
+        state (:meth:`fold_topic`) of every other partition, each partition
+        in one of the two: no dict decoded, no state folded for a partition
+        whose only record is still its run's."""
+        taken, others, done = [], [], set()
+        for entry in runs or ():
+            ref, shape, pids, _ = run_fields(entry)
+            got = self._run_values(ref, shape, len(pids))
+            if got is None:
+                others.append(entry)
+                continue
+            refs = range(ref, ref + len(pids) * shape.size, shape.size)
+            kept = [partitions.get(pid) == r for pid, r in zip(pids, refs)]
+            done.update(pid for pid, k in zip(pids, kept) if k)
+            taken.append(RunValues(*got, None if all(kept) else kept))
+        states = self.fold_topic({pid: recs for pid, recs in partitions.items()
+                                  if pid not in done}, others)
+        return taken, states
+
+    def _run_values(self, ref: int, shape, n: int) -> "tuple | None":
+        """The fields of :class:`RunValues` but ``kept`` for the run of ``n``
+        records of ``shape`` whose first is ``ref``; None when it must be
+        folded (its bytes, or a layout the model does not place)."""
+        got = self.store.run_values(ref, shape, n)
+        plan = None if got is None else layout_plan(got[1])
+        if plan is None:
+            return None
+        stamp = self.refs.stamps.get(ref_file(ref))
+        if stamp is not None and stamp[1]:   # a snapshot's: its last offset and time
+            changes = [stamp[0]] * n, [stamp[1]] * n
+        else:
+            changes = self.store.run_changes(ref, shape, n)
+            if changes is None:
+                return None
+            if stamp is not None:
+                changes = [stamp[0]] * n, changes[1]
+        return (UUID_TEXT[got[0]], plan, got[2], got[3]) + changes
 
     def existing_partitions(self, partitions: dict, runs: "list | None") -> list:
         """The ids of a topic's partitions that exist, in id order: the keys

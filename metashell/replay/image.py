@@ -192,6 +192,15 @@ class TopicState:
             return {}
         return self.source.topic_texts(recs, self.filed_runs, make)
 
+    def partition_values(self) -> "tuple[list, dict]":
+        """What exists of the topic's partitions for a column-wise reader (the
+        Spark ``partitions`` table): the values of its runs read from their
+        bytes where ``cat`` reads them, the states of the others
+        (``PartitionFolder.topic_values``)."""
+        if self.source is None:
+            return [], {}
+        return self.source.topic_values(self.partition_records, self.filed_runs)
+
     def partition(self, pid: int) -> PartitionState | None:
         recs = self.partition_records.get(pid)
         if recs is None or self.source is None:

@@ -51,7 +51,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from operator import itemgetter
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -544,6 +544,68 @@ _BY_JSON = {m.json: m for m in FIELDS}
 RUN_TEXTS = RunTexts(run_format)
 
 
+@dataclass(frozen=True)
+class ReadField:
+    """Where a field's values are among those a run's partition passes
+    (:func:`~metashell.fast.run_values.run_values`: its integers, then its
+    UUIDs): ``count`` values of ``kind`` (``"int"`` or ``"uuid"``) from
+    ``start`` on, an array of them or (``array`` false) one value."""
+
+    kind: str
+    start: int
+    count: int
+    array: bool
+
+
+@dataclass(frozen=True, eq=False)   # one per layout (layout_plan): compared by identity
+class LayoutPlan:
+    """What each field of :meth:`PartitionState.to_json` is for a partition
+    of a run whose values were read as one layout: ``read`` holds the fields
+    taken from the values (:class:`ReadField`), ``constant`` the value every
+    other field has (a tagged field's default, MIGRATING directories when
+    none are given), the topic id aside (the run's own); ``ints`` and
+    ``uuids`` count a partition's values of each kind. Column-wise readers
+    (the Spark ``partitions`` table) build each field of a whole run at
+    once from it, no dict per partition."""
+
+    read: Mapping[str, ReadField]
+    constant: Mapping[str, Any]
+    ints: int
+    uuids: int
+
+
+_LAYOUT_PLANS: dict = {}
+
+
+def layout_plan(layout: tuple) -> "LayoutPlan | None":
+    """The :class:`LayoutPlan` of a run's ``layout``
+    (:func:`~metashell.fast.run_values.run_values`'), made once per layout;
+    None for a field the model lacks, another kind, or an enum (as
+    :func:`layout_state`)."""
+    got = _LAYOUT_PLANS.get(layout, False)
+    if got is False:
+        if len(_LAYOUT_PLANS) >= 256:
+            _LAYOUT_PLANS.clear()
+        got = _LAYOUT_PLANS[layout] = _plan(layout)
+    return got
+
+
+def _plan(layout: tuple) -> "LayoutPlan | None":
+    d = {m.json: m.field.default_value() for m in FIELDS}
+    read, start = {}, {"int": 0, "uuid": 0}
+    for name, kind, count in layout:
+        m = _BY_JSON.get(name)
+        if m is None or m.names or kind != ("uuid" if _element(m) == "uuid" else "int"):
+            return None
+        d[name] = [MIGRATING_DIR if kind == "uuid" else 0] * count if m.field.is_array else 0
+        if count:
+            read[name] = ReadField(kind, start[kind], count, m.field.is_array)
+        start[kind] += count
+    model = partition_state(d, None).to_json()
+    constant = {k: v for k, v in model.items() if k not in read and k != "topicId"}
+    return LayoutPlan(read, constant, start["int"], start["uuid"])
+
+
 def _load_generated() -> dict:
     """The generated code's names: those of :mod:`.partition_generated` when
     it is what the catalog and these rules give (its ``def``s are what
@@ -586,8 +648,9 @@ def spark_ddl() -> str:
     return ", ".join(f"{column} {kind}" for column, kind, _ in SPARK_COLUMNS)
 
 
-#: a partition's JSON -> its Spark column values, in :data:`SPARK_COLUMNS` order
-spark_values = itemgetter(*(json for _, _, json in SPARK_COLUMNS))
+#: a :class:`PartitionState` -> its Spark column values, in :data:`SPARK_COLUMNS` order:
+#: read from its attributes (what its JSON holds under those keys, without making the JSON)
+spark_state_values = attrgetter(*(_BY_JSON[json].attr for _, _, json in SPARK_COLUMNS))
 
 
 def _describe_change_fields() -> tuple:

@@ -17,13 +17,16 @@ BATCH_ROWS = 8192
 def record_batches(rows, schema: pa.Schema, size: int = BATCH_ROWS):
     """Yield ``rows`` (tuples in ``schema``'s column order) as record batches."""
     rows = iter(rows)
-    fields = list(schema)
     while True:
         chunk = list(islice(rows, size))
         if not chunk:
             return
-        columns = zip(*chunk)
-        yield pa.RecordBatch.from_arrays(
-            [pa.array(col, type=f.type) for col, f in zip(columns, fields)], schema=schema)
+        yield record_batch(chunk, schema)
         if len(chunk) < size:
             return
+
+
+def record_batch(rows: list, schema: pa.Schema) -> pa.RecordBatch:
+    """``rows`` (a list of tuples in ``schema``'s column order) as one batch."""
+    return pa.RecordBatch.from_arrays(
+        [pa.array(col, type=f.type) for col, f in zip(zip(*rows), schema)], schema=schema)

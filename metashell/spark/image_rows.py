@@ -9,7 +9,9 @@ shell shows. Times the tree prints as ISO text become timestamps
 partitions folds them one by one and never holds them in a list.
 
 Each ``rows_<table>(session)`` yields tuples in the column order of
-:mod:`metashell.spark.schemas` (without ``cluster`` and ``cluster_id``).
+:mod:`metashell.spark.schemas` (without ``cluster`` and ``cluster_id``);
+``partitions`` is made column-wise instead (:mod:`.partition_columns`),
+from the same values.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import re
 from ..fs.tree import DEFAULT_NAME
 from ..queries.min_isr import assumed_note
 from ..render import parse_time
-from ..replay.partition_model import spark_values
+from ..replay.partition_model import spark_state_values
 
 
 def micros(ms: "int | None") -> "int | None":
@@ -137,15 +139,19 @@ def rows_topics(session):
         yield (name, t.topic_id, len(t.partition_ids())) + _change(node)
 
 
-def rows_partitions(session):
+def topic_states(session):
+    """(name, ``TopicState``) of each topic, in the tree's order."""
     for name, node in _topics(session):
-        # partition by partition (not node.children(), which folds them all at once)
-        for pid in sorted(node.topic.partition_records):
-            part = node.child(str(pid))
-            if part is None:
-                continue
-            # the columns of the partition model (schemas.py), from the partition's data
-            yield (name, *spark_values(part.child("data").value())) + _change(part)
+        yield name, node.topic
+
+
+def partition_row(topic: str, state) -> tuple:
+    """A ``partitions`` row of a folded partition (the columns of the partition
+    model, :mod:`.schemas`: the values the tree's ``data`` shows); the
+    table's rows are built column-wise where they can be
+    (:mod:`.partition_columns`)."""
+    offset, time = (None, None) if state.change is None else state.change
+    return (topic, *spark_state_values(state), offset, micros(time))
 
 
 # -- brokers and controllers ---------------------------------------------------------------

@@ -22,7 +22,7 @@ from ..errors import MetashellError, UsageError
 from ..loader import inputs
 from ..render import parse_time
 from ..session.files import open_session
-from . import discover, history, image_rows
+from . import discover, history, image_rows, partition_columns
 from .arrow import record_batches
 from .hadoop import is_uri, local_path
 from .schemas import TABLES, ddl
@@ -135,9 +135,8 @@ class KraftMetadataReader(DataSourceReader):
         return out
 
     def read(self, partition: ClusterPartition):
-        key = (partition.cluster, partition.cluster_id)
-        rows = (key + row for row in table_rows(self.options, partition))
-        yield from record_batches(rows, to_arrow_schema(self.schema, timezone="UTC"))
+        yield from table_batches(self.options, partition, (partition.cluster, partition.cluster_id),
+                                 to_arrow_schema(self.schema, timezone="UTC"))
 
 
 def cluster_id(cluster: str) -> str | None:
@@ -154,6 +153,23 @@ def _history_files(cluster: str) -> list[str]:
         return history.history_files(cluster)
     except MetashellError:
         return []   # the clusters table reports why
+
+
+def table_batches(options: Options, part: ClusterPartition, key: tuple, schema):
+    """The rows of ``options.table`` for one partition as Arrow batches in
+    ``schema``, ``key`` (``cluster``, ``cluster_id``) first; ``partitions``
+    column-wise (:mod:`.partition_columns`), the others row by row."""
+    if options.table == "partitions":
+        return _partition_batches(part.cluster, options, key, schema)
+    return record_batches((key + row for row in table_rows(options, part)), schema)
+
+
+def cluster_batches(options: Options, cluster: str, key: tuple, schema):
+    """:func:`table_batches` of every row of one cluster at a local path, in
+    one task (a records table reads each file whole)."""
+    if options.table != "records":
+        return table_batches(options, ClusterPartition(cluster, None), key, schema)
+    return record_batches((key + row for row in cluster_rows(options, cluster)), schema)
 
 
 def table_rows(options: Options, part: ClusterPartition):
@@ -189,12 +205,10 @@ def _unless_unreadable(rows):
 
 
 def image_table_rows(table: str, cluster: str, options: Options):
-    try:
-        session = open_session(cluster, until_offset=options.until_offset,
-                               until_time=options.until_time, show_secrets=options.show_secrets)
-    except (MetashellError, OSError) as e:
+    session, error = _open_image(cluster, options)
+    if session is None:
         if table == "clusters":
-            yield image_rows.failed_cluster_row(_kind(cluster), str(e))
+            yield image_rows.failed_cluster_row(_kind(cluster), str(error))
         return
     try:
         yield from image_rows.ROWS[table](session)
@@ -203,6 +217,26 @@ def image_table_rows(table: str, cluster: str, options: Options):
         # read); not by gc.collect(), which walked every object of the cluster
         # first: a third of the workers' time in bench/spark.py
         session.close()
+
+
+def _partition_batches(cluster: str, options: Options, key: tuple, schema):
+    session, _ = _open_image(cluster, options)
+    if session is None:
+        return   # the clusters table says why
+    try:
+        yield from partition_columns.partition_batches(session, key, schema)
+    finally:
+        session.close()   # as image_table_rows
+
+
+def _open_image(cluster: str, options: Options) -> tuple:
+    """``(session, None)`` of ``cluster`` loaded, or ``(None, the error)``."""
+    try:
+        return open_session(cluster, until_offset=options.until_offset,
+                            until_time=options.until_time,
+                            show_secrets=options.show_secrets), None
+    except (MetashellError, OSError) as e:
+        return None, e
 
 
 def _kind(cluster: str) -> str | None:

@@ -8,7 +8,7 @@ needs explicitly, so Spark's listing never has to look into
 ``__cluster_metadata-0/`` (which it would skip: its name starts with ``_``).
 The files are grouped by cluster (``groupBy(cluster).applyInArrow``); the
 task lays its cluster's files out in a private temporary folder, loads them
-with the shell's own code (:func:`.source.cluster_rows`), yields the rows as
+with the shell's own code (:func:`.source.cluster_batches`), yields the rows as
 Arrow batches and removes the folder. Paths of that folder in the rows (the
 clusters table's files, problems and notes) are written back as the store's
 URIs. docs/architecture.md "Fleets in a store" says why this design.
@@ -26,7 +26,7 @@ import pyarrow as pa
 from ..errors import InputError
 from . import discover, hadoop
 from .arrow import record_batches
-from .source import Options, cluster_id, cluster_rows
+from .source import Options, cluster_batches, cluster_id, cluster_rows
 
 _LISTING = "path STRING, cluster STRING, rel STRING, size BIGINT, files INT"
 
@@ -90,9 +90,11 @@ class _ClusterRows:
         with tempfile.TemporaryDirectory(prefix="metashell-cluster-") as tmp:
             local = _lay_out(uri, batches, tmp)
             cid = cluster_id(local)
-            rows = ((uri, cid) + row for row in cluster_rows(self.options, local))
-            if self.options.table == "clusters":
-                rows = (_as_uris(row, local, uri) for row in rows)
+            if self.options.table != "clusters":
+                yield from cluster_batches(self.options, local, (uri, cid), self.schema)
+                return
+            rows = ((uri, cid) + _as_uris(row, local, uri)
+                    for row in cluster_rows(self.options, local))
             yield from record_batches(rows, self.schema)
 
 

@@ -25,7 +25,7 @@ from metashell.replay import partition_model as pm
 from metashell.queries.describe import describe
 from metashell.replay.partition_model import (BY_NAME, FIELDS, SPARK_COLUMNS, SPECIAL,
                                               PartitionState, merge_change, partition_state,
-                                              spark_values)
+                                              spark_state_values)
 from metashell.spark.schemas import ddl
 from tests.support.records import uid
 
@@ -102,7 +102,7 @@ def test_every_partition_record_field_is_an_attribute_a_json_key_and_a_column(me
     values = record_values(message, version)
     state = partition_state(decoded(message, version, values), (7, 8))
     data = state.to_json()
-    columns = dict(zip((json for _, _, json in SPARK_COLUMNS), spark_values(data)))
+    columns = dict(zip((json for _, _, json in SPARK_COLUMNS), spark_state_values(state)))
     assert list(data) == [m.json for m in FIELDS]   # the catalog's order
     for f in in_version(message, version):
         m = BY_NAME[f.name]
