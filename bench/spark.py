@@ -5,8 +5,8 @@ each (default 8 x 1,000,000), each a metadata log dir as Kafka leaves it
 (``--shape``, one of ``bench/shapes.py``'s, default ``logdir``: a snapshot
 in 8 MiB batches and a log of partition changes and heartbeats after it;
 generated once by ``shapes.shape_path`` and cached in ``bench/out``; the
-fleet's clusters are links to that one cluster, so both sides read the
-same bytes from the page cache), then the shared corpus fleet
+fleet's clusters are hard links to that one cluster's files, so both sides
+read the same bytes from the page cache), then the shared corpus fleet
 (``../shared/corpora``, every cluster in it). For each fleet, in one run:
 
 (0) ``spin``    how many cores' worth of work two CPU-bound processes get done
@@ -50,24 +50,24 @@ TARGET_RATIO, TARGET_RSS = 0.6, 1 << 30
 
 
 def make_fleet(shape: str, partitions: int, clusters: int) -> Path:
-    """A folder of ``clusters`` clusters, each a link to the one cluster of
-    ``shape`` generated (once) at ``partitions`` partitions."""
+    """A folder of ``clusters`` clusters, each the one cluster of ``shape``
+    generated (once) at ``partitions`` partitions, its files hard-linked (a
+    folder per cluster: the source takes links to one folder for one cluster)."""
     path, _ = shapes.shape_path(shape, partitions)
     fleet = OUT_DIR / f"spark-fleet-{path.name}-x{clusters}"
-    fleet.mkdir(parents=True, exist_ok=True)
+    files = [f for f in path.rglob("*") if f.is_file()] if path.is_dir() else [path]
     for i in range(clusters):
         cluster = fleet / f"cluster-{i:02d}"
-        if cluster.exists():
-            continue
-        if path.is_dir():
-            cluster.symlink_to(path, target_is_directory=True)
-        else:   # a file: the cluster is a folder holding it
-            cluster.mkdir()
-            (cluster / shapes_file_name(path)).symlink_to(path)
+        for f in files:
+            # a generated file alone is a cluster folder holding it under its Kafka name
+            link = cluster / (f.relative_to(path) if path.is_dir() else kafka_name(f))
+            if not link.exists():
+                link.parent.mkdir(parents=True, exist_ok=True)
+                os.link(f, link)
     return fleet
 
 
-def shapes_file_name(path: Path) -> str:
+def kafka_name(path: Path) -> str:
     """The name a generated file takes in a cluster folder: a snapshot's or a
     segment's as Kafka names them (the cached file's name says the shape)."""
     return ("00000000000000002000-0000000007.checkpoint" if path.suffix == ".checkpoint"
