@@ -17,7 +17,8 @@ read the same bytes from the page cache), then the shared corpus fleet
 (2) ``spark``   one SparkSession on ``--master`` (default ``local[2]``):
                 the ``partitions`` table of the whole fleet counted (every
                 row made and handed to the JVM as Arrow), wall seconds, after
-                the session has started (its start-up is printed apart);
+                the session has started (its start-up is printed apart), and
+                the CPU seconds of the JVM and its workers;
                 then the peak RSS (VmHWM) of each Python worker process,
                 read from /proc (workers are reused: the corpus fleet is
                 read first, so that the generated fleet's peak is its own).
@@ -130,13 +131,39 @@ def child_spark(master: str, fleets: list[str]) -> dict:
     out = {"startup": time.perf_counter() - start, "fleets": []}
     jvm = spark.sparkContext._gateway.proc.pid
     for fleet in fleets:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), tree_cpu(jvm)
         rows = spark.read.format("kraft-metadata").option("table", "partitions") \
             .load(fleet).count()
         seconds = time.perf_counter() - start
-        out["fleets"].append({"seconds": seconds, "rows": rows, "worker_peaks": _worker_peaks(jvm)})
+        out["fleets"].append({"seconds": seconds, "cpu": tree_cpu(jvm) - cpu, "rows": rows,
+                              "worker_peaks": _worker_peaks(jvm)})
     spark.stop()
     return out
+
+
+def tree_cpu(root: int) -> float:
+    """CPU seconds (user + system) of process ``root`` and every process
+    below it, those that ended included (their parent's waited-for
+    children's times): the JVM and its Python workers."""
+    parents, ticks = {}, {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(pid)] = int(fields[1])
+        ticks[int(pid)] = sum(int(v) for v in fields[11:15])   # utime stime cutime cstime
+
+    def below(pid: int) -> bool:
+        while pid > 1:
+            if pid == root:
+                return True
+            pid = parents.get(pid, 0)
+        return False
+
+    return sum(t for pid, t in ticks.items() if below(pid)) / os.sysconf("SC_CLK_TCK")
 
 
 def _worker_peaks(jvm_pid: int) -> list[int]:
@@ -211,10 +238,13 @@ def main() -> None:
         ratio = got["seconds"] / loop["seconds"]
         rss = max(got["worker_peaks"] or [0])
         rows.append([name, f"{got['rows']:,}", f"{loop['seconds']:.1f}", f"{got['seconds']:.1f}",
-                     f"{ratio:.2f}", human_bytes(rss), len(got["worker_peaks"]),
-                     verdict(ratio, rss)])
-    print_table(["fleet", "rows", "loop s", "spark s", "ratio", "worker RSS", "workers",
-                 "target"], rows)
+                     f"{ratio:.2f}", f"{loop['cpu']:.1f}", f"{got['cpu']:.1f}",
+                     f"{got['cpu'] / loop['cpu']:.2f}", human_bytes(rss),
+                     len(got["worker_peaks"]), verdict(ratio, rss)])
+    # CPU seconds say what the work costs when the machine gives less than its
+    # cores (other work): Spark's are the JVM's and its Python workers'
+    print_table(["fleet", "rows", "loop s", "spark s", "ratio", "loop CPU s", "spark CPU s",
+                 "CPU ratio", "worker RSS", "workers", "target"], rows)
 
 
 if __name__ == "__main__":
