@@ -45,25 +45,52 @@ def read(spark, paths, table: str = "clusters", **options):
 def frame(spark, local: "list[str]", found: list, table: str = "clusters", **options):
     """The DataFrame of ``table`` over the ``local`` paths and the clusters
     ``found`` in stores (:func:`.store.clusters`)."""
-    from .source import NAME, KraftMetadataDataSource, Options
+    from .source import Options
     from .store import table as store_table
 
-    options = {**options, "table": table}
-    spark.dataSource.register(KraftMetadataDataSource)
+    parsed = Options.parse({**options, "table": table})
     frames = []
     if local:
-        reader = spark.read.format(NAME)
-        for key, value in options.items():
-            reader = reader.option(key, value)
-        frames.append(reader.load(local))
+        frames.append(_local_table(spark, local, parsed))
     if found:
         unique = list({c.uri: c for c in found}.values())
-        parsed = Options.parse(options)
         frames.append(store_table(spark, unique, parsed, _schema(parsed.table)))
     out = frames[0]
     for other in frames[1:]:
         out = out.unionByName(other)
     return out
+
+
+def _local_table(spark, local: "list[str]", options):
+    """The table over local paths: the ``kraft-metadata`` source's own input
+    partitions, planned here on the driver and each read by one task of
+    ``mapInArrow`` over ``spark.range`` (a task per partition, largest first).
+    Read through ``spark.read.format``, the same job would start two more
+    Python processes on the driver (one to make the source, one to plan it)
+    before the first task: most of a small fleet's report."""
+    from .arrow import map_in_arrow
+    from .hadoop import local_path
+    from .source import KraftMetadataReader
+
+    schema = _schema(options.table)
+    reader = KraftMetadataReader([local_path(p) for p in local], options, schema)
+    parts = reader.partitions()
+    slots = spark.range(0, len(parts), 1, max(len(parts), 1))
+    return map_in_arrow(slots, _ReadSlots(reader, parts), schema)
+
+
+class _ReadSlots:
+    """The task's function: the ids of ``spark.range`` in, the rows of the
+    input partitions of those ids out."""
+
+    def __init__(self, reader, parts: list):
+        self.reader = reader
+        self.parts = parts
+
+    def __call__(self, batches):
+        for batch in batches:
+            for slot in batch.column(0).to_pylist():
+                yield from self.reader.read(self.parts[slot])
 
 
 def _schema(table: str):

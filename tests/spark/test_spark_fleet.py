@@ -13,8 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -150,11 +148,14 @@ def test_fleet_report_end_to_end(spark, fleet, tmp_path):
     require_spark()
     root, _ = fleet
     out = tmp_path / "out"
-    logs_before = set(Path(tempfile.gettempdir()).glob("metashell-spark-*.log"))
+    # the run's own temporary folder: other Spark runs on the machine leave theirs in /tmp
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
     proc = subprocess.run([sys.executable, "-m", "metashell.spark.fleet", str(root),
                            str(root / "good-a"), str(root / "zz-missing"), "--master",
                            "local[2]", "--out", str(out)],
-                          capture_output=True, text=True, timeout=600, env=_child_env())
+                          capture_output=True, text=True, timeout=600,
+                          env=dict(_child_env(), TMPDIR=str(tmp)))
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].split()[:3] == ["CLUSTER", "CLUSTER", "ID"]
@@ -177,7 +178,7 @@ def test_fleet_report_end_to_end(spark, fleet, tmp_path):
     assert "kafka-metadata-fleet: 5 clusters below" in proc.stderr
     assert f"kafka-metadata-fleet: warning: {root / 'zz-missing'}: no such file" in proc.stderr
     # no file of the run is left behind
-    assert set(Path(tempfile.gettempdir()).glob("metashell-spark-*.log")) <= logs_before
+    assert not list(tmp.glob("metashell-*"))
     assert f"{root / 'damaged'}: " in proc.stderr
     from metashell.spark.schemas import TABLES
     assert sorted(p.name for p in out.iterdir()) == sorted(TABLES)
