@@ -4,8 +4,8 @@ with ``--master spark://127.0.0.1:PORT``: the rows equal the local read, also
 when a worker is SIGKILLed in the middle of the job (Spark runs its tasks
 again on the other worker: nothing missing, nothing twice). metashell reaches
 the executors as the README's "Running on a cluster" ships it: its wheel
-(``pip wheel --no-deps``) in ``spark.submit.pyFiles``, which the executors
-import (not the checkout, which they could reach through the project's
+(``pip wheel --no-deps``) as a ``.zip`` in the Python files (``--py-files``,
+``addPyFile``), which the executors import (not the checkout, which they could reach through the project's
 interpreter: they report where they found metashell)."""
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from metashell.spark.local import start_spark
 url, fleet, kill_pid, wheel = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 spark = start_spark(url, app_name="metashell-standalone-test",
                     conf={"spark.executor.memory": "512m", "spark.executor.cores": "1",
-                          "spark.cores.max": "2", "spark.task.maxFailures": "4",
-                          "spark.submit.pyFiles": wheel})
+                          "spark.cores.max": "2", "spark.task.maxFailures": "4"})
+spark.sparkContext.addPyFile(wheel)   # spark-submit --py-files, in a session
 killed = {}
 
 def kill_when_running():
@@ -93,7 +93,8 @@ def wheel(tmp_path_factory) -> Path:
                            str(out), str(src)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (built,) = out.glob("metashell-*.whl")
-    return built
+    # Spark puts .zip (.egg, .jar) files on the workers' path, and a wheel is a zip
+    return built.rename(built.with_suffix(".zip"))
 
 
 def _submit(cluster, fleet, wheel: Path, kill_pid: int = 0) -> dict:
