@@ -17,8 +17,8 @@ their subreaper and collects them). The machine is shared: other work
 stretches wall times, while CPU seconds say what the run itself costs, so
 both ratios are printed.
 
-    python bench/spark_report.py                       # local[*], 2 rounds
-    python bench/spark_report.py --master local[2] --rounds 3 PATH
+    python -m bench.spark_report                       # local[*], 2 rounds
+    python -m bench.spark_report --master local[2] --rounds 3 PATH
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from _util import print_table
+from bench._util import again, print_table
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "cluster"
@@ -61,7 +61,8 @@ def measure(argv: "list[str]") -> "tuple[float, float]":
     """(wall seconds of ``argv``, CPU seconds of it and of every process it started)."""
     cpu = _tree_cpu()
     start = time.perf_counter()
-    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          cwd=ROOT)
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         sys.exit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr}")
@@ -86,7 +87,7 @@ def main() -> None:
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     runs = {
-        "bare": [sys.executable, __file__, "--child", "bare", "--master", args.master],
+        "bare": [*again(__file__), "--child", "bare", "--master", args.master],
         "report": [str(FLEET), args.path, "--master", args.master],
     }
     best: dict[str, list[float]] = {}
