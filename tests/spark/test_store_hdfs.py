@@ -10,6 +10,7 @@ import time
 import pytest
 
 from tests.support import hdfs
+from tests.support.cluster_histories import write_cluster
 from tests.support.hadoop_jars import require_java_and_maven
 from tests.support.paths import CORPORA, EXAMPLE
 from tests.support.spark import read_table, require_spark
@@ -19,25 +20,34 @@ from metashell.spark.schemas import TABLES
 
 
 
-def _fleet_folders() -> dict:
-    """{name in the store: local cluster folder}: the example and every corpus cluster."""
-    from metashell.spark import discover
-
-    folders = {"example": EXAMPLE}
-    if CORPORA.is_dir():
-        for c in discover.clusters(str(CORPORA)):
-            folders[c[len(str(CORPORA)) + 1:].replace("/", "--")] = c
-    return folders
+GENERATED = {"generated-a": (11, 40), "generated-b": (12, 60)}   # name: (seed, steps)
 
 
 @pytest.fixture(scope="module")
-def store(spark):
+def folders(tmp_path_factory) -> dict:
+    """{name in the store: local cluster folder}: the example, every corpus
+    cluster and a couple of clusters generated from random histories (a
+    snapshot and a log after it)."""
+    from metashell.spark import discover
+
+    out = {"example": EXAMPLE}
+    root = tmp_path_factory.mktemp("generated")
+    for name, (seed, steps) in GENERATED.items():
+        out[name] = write_cluster(root / name, seed, steps)
+    if CORPORA.is_dir():
+        for c in discover.clusters(str(CORPORA)):
+            out[c[len(str(CORPORA)) + 1:].replace("/", "--")] = c
+    return out
+
+
+@pytest.fixture(scope="module")
+def store(spark, folders):
     require_spark()
     require_java_and_maven()
     began = time.monotonic()
     server = hdfs.MiniHdfs().start()
     try:
-        for name, local in _fleet_folders().items():
+        for name, local in folders.items():
             hdfs.upload(spark, local, f"{server.uri}/fleet/{name}")
         print(f"\nHDFS: started in {server.started_s:.1f} s, fleet uploaded in "
               f"{time.monotonic() - began - server.started_s:.1f} s")
@@ -62,10 +72,9 @@ def _comparable(table: str, rows: list[dict]) -> list:
 
 
 @pytest.mark.parametrize("table", TABLES)
-def test_tables_from_hdfs_equal_local(spark, store, table):
+def test_tables_from_hdfs_equal_local(spark, store, folders, table):
     from metashell.spark import read
 
-    folders = _fleet_folders()
     remote = read(spark, f"{store.uri}/fleet", table=table)
     rows = [r.asDict(recursive=True) for r in _millis(remote).collect()]
     got = _by_name(rows, {f"{store.uri}/fleet/{n}": n for n in folders})
@@ -73,6 +82,9 @@ def test_tables_from_hdfs_equal_local(spark, store, table):
     want = _by_name(local, {str(p): n for n, p in folders.items()})
     if table == "clusters":
         assert set(got) == set(folders)
+        for name in GENERATED:   # read whole, as the local copy is
+            (row,) = got[name]
+            assert row["state"] == "loaded" and not row["problems"], row
     assert set(got) == set(want)
     for name in want:
         assert _comparable(table, got[name]) == _comparable(table, want[name]), name
@@ -88,11 +100,11 @@ def _millis(df):
     return df
 
 
-def test_clusters_found_below_underscore_folders_and_by_glob(spark, store):
+def test_clusters_found_below_underscore_folders_and_by_glob(spark, store, folders):
     from metashell.spark.store import clusters
 
     found = clusters(spark, f"{store.uri}/fleet")
-    assert len(found) == len(_fleet_folders())
+    assert len(found) == len(folders)
     example = next(c for c in found if c.uri.endswith("/fleet/example"))
     rels = [rel for _, rel in example.files]
     assert any(r.startswith("example/__cluster_metadata-0/") and r.endswith(".log") for r in rels)

@@ -13,6 +13,7 @@ Kafka's shell applies them all and the two shells must agree on everything.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 from metashell.kraft.primitives import uuid_to_str
 from metashell.kraft.writer import record
@@ -253,3 +254,24 @@ def _feature(h: History) -> list:
 
 def _noop(h: History) -> list:
     return [record("NoOpRecord")]
+
+
+def write_cluster(directory: Path, seed: int, steps: int) -> Path:
+    """A metadata log dir of a random history, as a controller leaves it:
+    ``directory/__cluster_metadata-0/`` with the first half of the history in
+    a snapshot and the rest in a log segment after it, beside a
+    ``meta.properties`` naming the cluster."""
+    from tests.support.records import uid
+    from tests.support.replay import Log, write_snapshot
+
+    batches = history(random.Random(seed), steps)
+    head = [r for batch in batches[:len(batches) // 2] for r in batch]
+    part = directory / "__cluster_metadata-0"
+    write_snapshot(part, len(head), head, epoch=2)
+    log = Log(base_offset=len(head), epoch=2)
+    for batch in batches[len(batches) // 2:]:
+        log.add(*batch)
+    log.write(part)
+    (directory / "meta.properties").write_text(
+        f"cluster.id={uid(seed)}\nnode.id=1\nversion=1\n", encoding="utf-8")
+    return directory
