@@ -27,9 +27,9 @@ The target (issue #32): spark <= 0.6 x the loop on 2 cores, worker peak RSS
 <= 1 GiB. Both sides run in the same invocation, one after the other, so
 that the ratio holds when the machine is busy.
 
-    python bench/spark.py                                   # 8 x 1,000,000
-    python bench/spark.py --clusters 4 --partitions 250000  # quicker
-    python bench/spark.py --shape snap-8mib-v2 --no-corpus
+    python -m bench.spark                                   # 8 x 1,000,000
+    python -m bench.spark --clusters 4 --partitions 250000  # quicker
+    python -m bench.spark --shape snap-8mib-v2 --no-corpus
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ import sys
 import time
 from pathlib import Path
 
-import shapes
-from _util import OUT_DIR, human_bytes, print_table, report_child, run_fresh
+from bench import shapes
+from bench._util import OUT_DIR, again, human_bytes, print_table, report_child, run_fresh
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPORA = ROOT.parent / "shared" / "corpora"
@@ -95,8 +95,8 @@ def parallel_capacity() -> float:
     """How many cores' worth of work two processes get done right now: 2.0 on
     two free cores, 1.0 when the machine can give only one (other work)."""
     alone = run_fresh(__file__, ["--child", "spin"])["seconds"]
-    procs = [subprocess.Popen([sys.executable, __file__, "--child", "spin"],
-                              stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [subprocess.Popen([*again(__file__), "--child", "spin"], stdout=subprocess.PIPE,
+                              text=True, cwd=ROOT) for _ in range(2)]
     together = max(json.loads(p.communicate()[0].splitlines()[-1])["seconds"] for p in procs)
     return 2 * alone / together
 

@@ -9,7 +9,6 @@ Spark job over the generated clusters checks the same through Spark."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,11 +17,9 @@ from metashell.spark.schemas import ddl
 from metashell.spark.source import ClusterPartition, Options, table_batches
 from tests.support.corpora import corpus_cases
 from tests.support.fast_path import fast_path
-from tests.support.paths import CORPORA, EXAMPLE, REPO
+from tests.support.paths import CORPORA, EXAMPLE
 from tests.support.spark import read_table
-
-sys.path.insert(0, str(REPO / "bench"))
-import shapes  # noqa: E402  (bench/shapes.py: the bench's generators)
+from bench import shapes   # the bench's generators
 
 pytestmark = pytest.mark.usefixtures("spark")
 
