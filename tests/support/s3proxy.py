@@ -78,7 +78,8 @@ class S3Proxy:
             f"s3proxy.endpoint={self.endpoint}\ns3proxy.authorization=none\n"
             "jclouds.provider=transient\n")
         (self.dir / "logback.xml").write_text(LOGGING)
-        cmd = [processes.java(), "-Xmx256m", f"-Dlogback.configurationFile={self.dir / 'logback.xml'}",
+        cmd = [processes.java(), "-Xmx256m",
+               f"-Dlogback.configurationFile={self.dir / 'logback.xml'}",
                "-cp", classpath, MAIN, "--properties", str(self.dir / "s3proxy.conf")]
         self.proc = processes.start(cmd, self.dir, "s3proxy.log")
         processes.wait_for(self._serves, "S3Proxy", self.proc, self.dir / "s3proxy.log",
