@@ -137,7 +137,7 @@ def _run(local: "list[str]", uris: "list[str]", out: str | None, master: str | N
     log = spark.conf.get("spark.metashell.log")
     progress = _Progress(spark, err)
     progress.start()
-    failed = True
+    keep_log = False       # only a failure of Spark's own is worth its log
     try:
         found, stores = _listed(store_clusters, spark, uris, err, bool(local))
         if out is not None:
@@ -150,15 +150,15 @@ def _run(local: "list[str]", uris: "list[str]", out: str | None, master: str | N
             clusters = frame(spark, local, found, "clusters")
         progress.label = "loading clusters"
         rows = report_rows(clusters) + stores
-        failed = False
     except MetashellError:
         raise
     except Exception as e:   # a Spark failure arrives as a long Java/Python trace
+        keep_log = True
         raise MetashellError(f"the Spark job failed: {_first_line(e)} (Spark's log: {log})") from None
     finally:
         progress.stop()
         spark.stop()
-        if not failed:
+        if not keep_log:
             _remove(log)
     return rows
 

@@ -136,11 +136,12 @@ def test_fleet_report_from_s3_with_a_missing_bucket_beside(s3):
     assert "Traceback" not in proc.stderr
 
 
-def test_missing_bucket_is_one_line_and_exit_1_in_bounded_time(s3):
+def test_missing_bucket_is_one_line_and_exit_1_in_bounded_time(s3, tmp_path):
     missing = "s3a://no-such-bucket/fleet"
     began = time.monotonic()
-    proc = s3a.fleet(s3a.settings(s3.endpoint), missing)
+    proc = s3a.fleet(s3a.settings(s3.endpoint), missing, tmp=tmp_path)
     took = time.monotonic() - began
+    assert not list(tmp_path.glob("metashell-*"))   # Spark's log goes with a clear error
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout == ""
     last = proc.stderr.strip().splitlines()[-1]

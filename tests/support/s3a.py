@@ -61,8 +61,10 @@ def reads(conf: dict, request: dict) -> dict:
     return json.loads(proc.stdout.splitlines()[-1])
 
 
-def fleet(conf: dict, *paths: str) -> subprocess.CompletedProcess:
-    """``kafka-metadata-fleet PATHS --master local[1]`` with s3a and ``conf``."""
+def fleet(conf: dict, *paths: str, tmp=None) -> subprocess.CompletedProcess:
+    """``kafka-metadata-fleet PATHS --master local[1]`` with s3a and ``conf``;
+    ``tmp``, if given, is the run's TMPDIR (to see what the run leaves there)."""
+    run_env = env(conf) if tmp is None else dict(env(conf), TMPDIR=str(tmp))
     return subprocess.run([sys.executable, "-m", "metashell.spark.fleet", *paths,
                            "--master", "local[1]"], capture_output=True, text=True,
-                          timeout=RUN_TIMEOUT_S, env=env(conf), cwd=REPO)
+                          timeout=RUN_TIMEOUT_S, env=run_env, cwd=REPO)
