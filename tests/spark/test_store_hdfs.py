@@ -11,6 +11,7 @@ import pytest
 
 from tests.support import hdfs
 from tests.support.cluster_histories import write_cluster
+from tests.support.fleet_rows import by_name, comparable
 from tests.support.hadoop_jars import require_java_and_maven
 from tests.support.paths import CORPORA, EXAMPLE
 from tests.support.spark import read_table, require_spark
@@ -56,30 +57,15 @@ def store(spark, folders):
         server.stop()
 
 
-def _by_name(rows: list[dict], names: dict) -> dict:
-    """Rows by the fleet name of their cluster (``names``: cluster -> name)."""
-    out: dict = {}
-    for r in rows:
-        out.setdefault(names[r["cluster"]], []).append({**r, "cluster": None})
-    return out
-
-
-def _comparable(table: str, rows: list[dict]) -> list:
-    if table == "clusters":   # file names in these columns name the store or the local folder
-        rows = [{k: v for k, v in r.items() if k not in ("snapshot", "segments", "problems",
-                                                        "notes")} for r in rows]
-    return sorted(repr(sorted(r.items())) for r in rows)
-
-
 @pytest.mark.parametrize("table", TABLES)
 def test_tables_from_hdfs_equal_local(spark, store, folders, table):
     from metashell.spark import read
 
     remote = read(spark, f"{store.uri}/fleet", table=table)
     rows = [r.asDict(recursive=True) for r in _millis(remote).collect()]
-    got = _by_name(rows, {f"{store.uri}/fleet/{n}": n for n in folders})
+    got = by_name(rows, {f"{store.uri}/fleet/{n}": n for n in folders})
     local = read_table(spark, table, [str(p) for p in folders.values()])
-    want = _by_name(local, {str(p): n for n, p in folders.items()})
+    want = by_name(local, {str(p): n for n, p in folders.items()})
     if table == "clusters":
         assert set(got) == set(folders)
         for name in GENERATED:   # read whole, as the local copy is
@@ -87,7 +73,7 @@ def test_tables_from_hdfs_equal_local(spark, store, folders, table):
             assert row["state"] == "loaded" and not row["problems"], row
     assert set(got) == set(want)
     for name in want:
-        assert _comparable(table, got[name]) == _comparable(table, want[name]), name
+        assert comparable(table, got[name]) == comparable(table, want[name]), name
 
 
 def _millis(df):

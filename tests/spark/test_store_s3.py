@@ -15,6 +15,7 @@ import pytest
 
 from metashell.spark.schemas import TABLES
 from tests.support import s3a, s3proxy
+from tests.support.fleet_rows import by_name, comparable
 from tests.support.hadoop_jars import require_java_and_maven, s3a_jars
 from tests.support.paths import CORPORA, EXAMPLE
 from tests.support.spark import require_spark
@@ -76,34 +77,19 @@ def answer(s3):
     return got
 
 
-def _by_name(rows: list[dict], names: dict) -> dict:
-    """Rows by the fleet name of their cluster (``names``: cluster -> name)."""
-    out: dict = {}
-    for r in rows:
-        out.setdefault(names[r["cluster"]], []).append({**r, "cluster": None})
-    return out
-
-
-def _comparable(table: str, rows: list[dict]) -> list:
-    if table == "clusters":   # file names in these columns name the store or the local folder
-        rows = [{k: v for k, v in r.items() if k not in ("snapshot", "segments", "problems",
-                                                        "notes")} for r in rows]
-    return sorted(repr(sorted(r.items())) for r in rows)
-
-
 @pytest.mark.parametrize("table", TABLES)
 def test_table_from_s3_equals_local(answer, table):
     folders = _fleet_folders()
     rows = answer["tables"][table]
     store = [r for r in rows if r["cluster"].startswith(f"{FLEET}/")]
     local = [r for r in rows if not r["cluster"].startswith(f"{FLEET}/")]
-    got = _by_name(store, {f"{FLEET}/{n}": n for n in folders})
-    want = _by_name(local, {str(p): str(p) for p in folders.values()})
+    got = by_name(store, {f"{FLEET}/{n}": n for n in folders})
+    want = by_name(local, {str(p): str(p) for p in folders.values()})
     if table == "clusters":
         assert set(got) == set(folders)
         assert [r["state"] for r in store if r["cluster"] == f"{FLEET}/example"] == ["loaded"]
     for name, local_folder in folders.items():
-        assert _comparable(table, got.get(name, [])) == _comparable(
+        assert comparable(table, got.get(name, [])) == comparable(
             table, want.get(str(local_folder), [])), name
 
 
