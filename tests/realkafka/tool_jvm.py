@@ -11,7 +11,7 @@ been run alone (the tools' ``Exit.exit`` throws instead of ending the JVM).
 from __future__ import annotations
 
 import os
-import select
+import selectors
 import subprocess
 import tempfile
 from pathlib import Path
@@ -65,7 +65,10 @@ class ToolJvm:
         return int(answer.split()[1]), out.read_text(), err.read_text()
 
     def _answer(self, timeout: float, main_class: str) -> str:
-        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        # a selector, not select(): a long test session's descriptors pass 1024
+        with selectors.DefaultSelector() as waiting:
+            waiting.register(self.process.stdout, selectors.EVENT_READ)
+            ready = waiting.select(timeout)
         answer = self.process.stdout.readline().decode() if ready else ""
         if not answer.startswith("exit "):
             self.close()
