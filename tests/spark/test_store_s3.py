@@ -122,30 +122,29 @@ def test_fleet_report_from_s3_with_a_missing_bucket_beside(s3):
     assert "Traceback" not in proc.stderr
 
 
+def _one_line_failure(endpoint: str, uri: str, tmp) -> str:
+    """``kafka-metadata-fleet URI`` against ``endpoint``, which must fail as
+    one line naming ``uri``, exit 1, within the bound, leaving nothing in its
+    TMPDIR ``tmp``; that line, lower-cased."""
+    began = time.monotonic()
+    proc = s3a.fleet(s3a.settings(endpoint), uri, tmp=tmp)
+    took = time.monotonic() - began
+    assert not list(tmp.glob("metashell-*"))   # Spark's log goes with a clear error
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout == ""
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"kafka-metadata-fleet: {uri}: "), proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert took < FAIL_WITHIN_S, took
+    return last.lower()
+
+
 def test_missing_bucket_is_one_line_and_exit_1_in_bounded_time(s3, tmp_path):
-    missing = "s3a://no-such-bucket/fleet"
-    began = time.monotonic()
-    proc = s3a.fleet(s3a.settings(s3.endpoint), missing, tmp=tmp_path)
-    took = time.monotonic() - began
-    assert not list(tmp_path.glob("metashell-*"))   # Spark's log goes with a clear error
-    assert proc.returncode == 1, proc.stderr
-    assert proc.stdout == ""
-    last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith(f"kafka-metadata-fleet: {missing}: "), proc.stderr
-    assert "bucket" in last.lower() and "not exist" in last.lower(), last
-    assert "Traceback" not in proc.stderr
-    assert took < FAIL_WITHIN_S, took
+    last = _one_line_failure(s3.endpoint, "s3a://no-such-bucket/fleet", tmp_path)
+    assert "bucket" in last and "not exist" in last, last
 
 
-def test_wrong_endpoint_is_one_line_and_exit_1_in_bounded_time(s3):
+def test_wrong_endpoint_is_one_line_and_exit_1_in_bounded_time(s3, tmp_path):
     dead = f"http://127.0.0.1:{s3proxy.free_port()}"   # nothing listens there once it is free
-    began = time.monotonic()
-    proc = s3a.fleet(s3a.settings(dead), FLEET)
-    took = time.monotonic() - began
-    assert proc.returncode == 1, proc.stderr
-    assert proc.stdout == ""
-    last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith(f"kafka-metadata-fleet: {FLEET}: "), proc.stderr
-    assert "refused" in last.lower() or "unable to execute http request" in last.lower(), last
-    assert "Traceback" not in proc.stderr
-    assert took < FAIL_WITHIN_S, took
+    last = _one_line_failure(dead, FLEET, tmp_path)
+    assert "refused" in last or "unable to execute http request" in last, last
