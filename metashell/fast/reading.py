@@ -478,7 +478,7 @@ class FastReading:
     def _learn_topic_run(self, buf, at: int, vstart: int, end: int, run: PartitionRun) -> None:
         """After the TopicRecord at ``at`` (its value at ``vstart``) and its
         partitions of shape ``run``: the next topics alike are looked for at
-        the top of :meth:`_defer`, by their TopicRun's key. The TopicRun is
+        the top of :meth:`records`, by their TopicRun's key. The TopicRun is
         made (a compile, ~0.15 ms) once :data:`TOPIC_RUN_AFTER` topics like
         it were read record by record, so that a shape few topics have costs
         no compile (a snapshot of mixed topics has hundreds of shapes)."""
@@ -495,7 +495,7 @@ class FastReading:
 
     def _topic_run_at(self, buf, pos: int, end: int, tried: int) -> tuple:
         """``(TopicRun, match)`` at ``pos`` for a TopicRecord whose name's
-        length is at another of the places seen than ``tried`` (see :meth:`_defer`),
+        length is at another of the places seen than ``tried`` (see :meth:`records`),
         or ``(None, None)``; the place found is tried first from now on for
         records whose length is as wide."""
         for name_at in self._name_ats:

@@ -1,7 +1,7 @@
 """The partition model's code, generated from the catalog's PartitionRecord
 and PartitionChangeRecord by ``metashell.replay.partition_model.generated_source``:
 do not edit. ``python -m metashell.replay.partition_model`` writes it again (after
-a change to the catalog or to the model's rules; tests/test_partition_model.py
+a change to the catalog or to the model's rules; tests/unit/test_partition_model.py
 fails until then, while the model runs the source it makes at import).
 
 What a partition holds (:class:`PartitionState`), how a PartitionRecord makes

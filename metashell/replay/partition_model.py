@@ -26,11 +26,11 @@ change replaces. The rules:
 ``PartitionRegistration.merge``): the shortcuts that read a change's effect
 from its bytes (``fast/partition_change.EFFECT``,
 ``fast/partition_change.change_counts``) are checked against it on
-every catalog version (``tests/test_partition_change_definition.py``).
+every catalog version (``tests/unit/test_partition_change_definition.py``).
 
 :data:`SPECIAL` lists the exceptions: the fields Kafka's
 ``PartitionRegistration`` treats otherwise. Adding a field to either record
-in the catalog is enough for the model; ``tests/test_partition_model.py``
+in the catalog is enough for the model; ``tests/unit/test_partition_model.py``
 checks that every field of every catalog version is represented, and
 fails for a change field this model cannot place.
 
@@ -311,7 +311,7 @@ GENERATED = Path(__file__).with_name("partition_generated.py")
 _HEADER = '''"""The partition model's code, generated from the catalog's PartitionRecord
 and PartitionChangeRecord by ``metashell.replay.partition_model.generated_source``:
 do not edit. ``python -m metashell.replay.partition_model`` writes it again (after
-a change to the catalog or to the model's rules; tests/test_partition_model.py
+a change to the catalog or to the model's rules; tests/unit/test_partition_model.py
 fails until then, while the model runs the source it makes at import).
 
 What a partition holds (:class:`PartitionState`), how a PartitionRecord makes
@@ -416,7 +416,7 @@ def data_text(state, nl: str = "\n") -> "str | None":
     int (not a bool), an array of ints holds ints, a uuid is base64 text
     (no character to escape but as JSON escapes it), and that value_text writes an
     object of such fields as ``json.dumps(indent=2)`` would, arrays of at
-    most ``SHORT_ARRAY`` numbers on one line (tests/test_partition_model.py
+    most ``SHORT_ARRAY`` numbers on one line (tests/unit/test_partition_model.py
     and test_fold_topic.py check it against value_text)."""
     if state.unknown_tags or _TEXT_KINDS is None:
         return None
@@ -611,7 +611,7 @@ def _load_generated() -> dict:
     it is what the catalog and these rules give (its ``def``s are what
     runs), else those of the source made now, run in this module's name (a
     field added to the catalog since it was written: the model takes it up
-    at once, and tests/test_partition_model.py fails until
+    at once, and tests/unit/test_partition_model.py fails until
     ``python -m metashell.replay.partition_model`` writes it again)."""
     source = generated_source()
     try:
