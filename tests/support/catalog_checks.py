@@ -131,7 +131,7 @@ _UUID = st.binary(min_size=16, max_size=16).map(uuid_to_str)
 _LONG_TEXT = st.text(st.characters(codec="utf-8"), min_size=130, max_size=140)
 
 
-def _scalar(t: str, long: bool = False):
+def scalar(t: str, long: bool = False):
     if t in _RANGES:
         return st.integers(*_RANGES[t])
     return {
@@ -148,8 +148,8 @@ def _long_list(element_type: str):
     first element is long and the others short: drawing 33 long strings
     character by character is most of a minute of Hypothesis's time and reads
     no other bytes."""
-    return st.tuples(_scalar(element_type, long=True),
-                     st.lists(_scalar(element_type), min_size=32, max_size=35)).map(
+    return st.tuples(scalar(element_type, long=True),
+                     st.lists(scalar(element_type), min_size=32, max_size=35)).map(
         lambda first_and_rest: [first_and_rest[0], *first_and_rest[1]])
 
 
@@ -164,12 +164,12 @@ def record_values(fields, version: int, long: bool = False):
             parts[f.json] = st.just(f.default_value())
             continue
         if f.is_array:
-            elem = record_values(f.fields, version, long) if f.is_struct else _scalar(f.element_type, long)
+            elem = record_values(f.fields, version, long) if f.is_struct else scalar(f.element_type, long)
             s = _long_list(f.element_type) if long and not f.is_struct else st.lists(elem, max_size=4)
         elif f.is_struct:
             s = record_values(f.fields, version, long)
         else:
-            s = _scalar(f.type, long)
+            s = scalar(f.type, long)
         if version in f.nullable_range:
             s = st.none() | s
         # tagged fields: the default (= omitted on the wire) half of the time

@@ -13,7 +13,9 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
+from metashell.kraft.catalog import METADATA
 from metashell.kraft.writer import LogWriter, Out, snapshot_bytes
+from tests.support.catalog_checks import scalar
 from tests.support.corpora import corpus_cases
 from tests.support.paths import CORPORA, EXAMPLE
 from tests.support.records import change, feature, partition, topic, uid
@@ -46,8 +48,28 @@ CHANGES = st.fixed_dictionaries({}, optional={
     "eligibleLeaderReplicas": st.lists(st.integers(1, 4), max_size=2, unique=True),
 })
 
+#: the versions of a PartitionChangeRecord the catalog has
+CHANGE_VERSIONS = [v for v in range(64) if v in METADATA[5].valid_range]
+
+
+def change_fields_of(version: int, values: dict) -> dict:
+    """``values`` less the fields a PartitionChangeRecord of ``version`` lacks."""
+    have = {f.json for f in METADATA[5].fields if version in f.versions_range}
+    return {k: v for k, v in values.items() if k in have}
+
+
+def _with_every_catalog_field(strategies: dict) -> dict:
+    """``strategies`` and, for every other field of a PartitionChangeRecord
+    the catalog has (its keys aside), one drawn from its type: a field the
+    catalog gains is set in these changes with no edit here."""
+    keys = ("partitionId", "topicId")
+    return {**strategies, **{
+        f.json: st.lists(scalar(f.element_type), max_size=4) if f.is_array else scalar(f.type)
+        for f in METADATA[5].fields if f.json not in strategies and f.json not in keys}}
+
+
 # every field of a PartitionChangeRecord, set or not, out to the edges of its values
-CHANGE_FIELDS = st.fixed_dictionaries({}, optional={
+CHANGE_FIELDS = st.fixed_dictionaries({}, optional=_with_every_catalog_field({
     "isr": st.one_of(st.none(), st.lists(st.integers(0, 40), max_size=40, unique=True)),
     "leader": st.sampled_from([-2, -1, 0, 1, 3, 2**31 - 1]),
     "leaderRecoveryState": st.sampled_from([-1, 0, 1]),
@@ -57,7 +79,7 @@ CHANGE_FIELDS = st.fixed_dictionaries({}, optional={
     "directories": st.lists(st.sampled_from(DIRS[:3]), max_size=9),
     "eligibleLeaderReplicas": st.lists(st.integers(1, 4), max_size=2, unique=True),
     "lastKnownElr": st.lists(st.integers(1, 4), max_size=2, unique=True),
-})
+}))
 
 
 def shaped(t: int, p: int, version: int, replicas, isr, leader=None, adding=(), removing=(),

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from metashell.fast.change_batches import ChangeBatch, ChangeShapes
 from metashell.fast.change_effects import ChangeEffects
-from metashell.fast.partition_change import EFFECT, agrees, of_fields, skeleton
+from metashell.fast.partition_change import EFFECT, VERSIONS, agrees, of_fields, skeleton
 from metashell.kraft.framing import frame
 from metashell.fast import deferred
 from metashell.fast.deferred import PARTITION_ID, RAW_TOPIC_ID, REF
@@ -26,22 +26,20 @@ from metashell.kraft.writer import encode_records
 from metashell.fast import pending
 from metashell.queries import summary
 from metashell.session.files import open_session
-from tests.support.partition_layouts import CHANGE_FIELDS
+from tests.support.partition_layouts import CHANGE_FIELDS, change_fields_of
 from tests.support.replay import Log, write_snapshot
 from tests.support.records import change, config, partition, topic, uid
 
+EFFECT_READS = VERSIONS["PartitionChangeRecord"].reads   # the versions the pattern is for
+
+
 def one_change(version: int, pid: int, values: dict):
-    values = dict(values)
-    if version < 1:
-        values.pop("directories", None)
-    if version < 2:
-        values.pop("eligibleLeaderReplicas", None)
-        values.pop("lastKnownElr", None)
-    return change(uid(7), pid, version=version, **values)
+    return change(uid(7), pid, version=version, **change_fields_of(version, values))
 
 
 @settings(max_examples=300, deadline=None)
-@given(version=st.integers(0, 2), pid=st.sampled_from([0, 5, 2**31 - 1, -1]), values=CHANGE_FIELDS)
+@given(version=st.sampled_from(sorted(EFFECT_READS)), pid=st.sampled_from([0, 5, 2**31 - 1, -1]),
+       values=CHANGE_FIELDS)
 def test_the_pattern_reads_a_change_as_its_decoder_does(version, pid, values):
     payload, _ = encode_records([one_change(version, pid, values)])
     rend, _, _, _, _, _, vstart, vlen, _ = frame(payload, 0, len(payload), 0)

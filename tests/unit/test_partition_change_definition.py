@@ -23,21 +23,14 @@ from hypothesis import strategies as st
 from metashell.kraft.catalog import METADATA
 from metashell.kraft.framing import frame
 from metashell.kraft.records import RESOLVED
-from metashell.kraft.fields import Versions
 from metashell.kraft.writer import encode_records
 from metashell.fast import partition_change
 from metashell.fast.partition_change import EFFECT, ISR, LEADER
 from metashell.replay.partition_model import merge_change
 from metashell.replay.image import PartitionState
-from tests.support.partition_layouts import CHANGE_FIELDS
+from tests.support.partition_layouts import CHANGE_FIELDS, CHANGE_VERSIONS as VERSIONS, change_fields_of
 from tests.support.records import change, uid
 
-SPEC = METADATA[5]
-VERSIONS = [v for v in range(64) if v in SPEC.valid_range]
-
-
-def fields_of(version: int) -> set[str]:
-    return {f.json for f in SPEC.fields if version in Versions(f.versions)}
 
 
 def start_state() -> PartitionState:
@@ -58,7 +51,7 @@ def start_state() -> PartitionState:
 @settings(max_examples=400, deadline=None)
 @given(version=st.sampled_from(VERSIONS), values=CHANGE_FIELDS)
 def test_the_shortcuts_say_what_merge_change_does(version, values):
-    values = {k: v for k, v in values.items() if k in fields_of(version)}
+    values = change_fields_of(version, values)
     payload, _ = encode_records([change(uid(7), 0, version=version, **values)])
     rend, _, _, _, _, _, vstart, vlen, _ = frame(payload, 0, len(payload), 0)
     decoded, _ = RESOLVED.get((1, 5, version))[1](payload[vstart:vstart + vlen], 3, vlen)
