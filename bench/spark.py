@@ -14,7 +14,11 @@ read the same bytes from the page cache), then the shared corpus fleet
 (1) ``loop``    ``kafka-metadata-shell -s CLUSTER cat '/topics/*/*/data'``,
                 cluster after cluster, one process at a time (one core), its
                 output read and dropped: wall and CPU seconds;
-(2) ``spark``   one SparkSession on ``--master`` (default ``local[2]``):
+(2) ``spark``   one SparkSession on ``--master`` (default ``local[2]``) and,
+                with ``--standalone``, one on a standalone cluster started
+                for the run (a master and two workers of one core each,
+                separate JVMs from PySpark's distribution, as the tests
+                start it: ``tests/support/standalone.py``):
                 the ``partitions`` table of the whole fleet counted (every
                 row made and handed to the JVM as Arrow), wall seconds, after
                 the session has started (its start-up is printed apart), and
@@ -30,6 +34,7 @@ that the ratio holds when the machine is busy.
     python -m bench.spark                                   # 8 x 1,000,000
     python -m bench.spark --clusters 4 --partitions 250000  # quicker
     python -m bench.spark --shape snap-8mib-v2 --no-corpus
+    python -m bench.spark --standalone                      # and on 2 workers
 """
 
 from __future__ import annotations
@@ -120,77 +125,79 @@ def shell_loop(clusters: list[str]) -> dict:
     return {"seconds": wall, "cpu": cpu, "bytes": out_bytes, "failed": failed}
 
 
-def child_spark(master: str, fleets: list[str]) -> dict:
-    """The ``partitions`` table of each fleet on one SparkSession."""
+def child_spark(master: str, roots: str, fleets: list[str]) -> dict:
+    """The ``partitions`` table of each fleet on one SparkSession; ``roots``:
+    the PIDs (comma-separated, or "-") of the standalone workers, whose
+    executors and Python workers count with the driver's."""
     from metashell.spark import register
     from metashell.spark.local import start_spark
 
     start = time.perf_counter()
-    spark = start_spark(master, app_name="bench-spark")
+    conf = {} if master.startswith("local") else {
+        # one executor of one core per worker, this interpreter and this checkout's
+        # metashell on both sides (the driver plans the source in a Python worker too)
+        "spark.executor.cores": "1", "spark.cores.max": "2", "spark.executor.memory": "1g",
+        "spark.executorEnv.PYTHONPATH": str(ROOT)}
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    spark = start_spark(master, app_name="bench-spark", conf=conf)
     register(spark)
     out = {"startup": time.perf_counter() - start, "fleets": []}
-    jvm = spark.sparkContext._gateway.proc.pid
+    ours = {spark.sparkContext._gateway.proc.pid, *(int(p) for p in roots.split(",") if p != "-")}
     for fleet in fleets:
-        start, cpu = time.perf_counter(), tree_cpu(jvm)
+        start, cpu = time.perf_counter(), Processes(ours).cpu()
         rows = spark.read.format("kraft-metadata").option("table", "partitions") \
             .load(fleet).count()
         seconds = time.perf_counter() - start
-        out["fleets"].append({"seconds": seconds, "cpu": tree_cpu(jvm) - cpu, "rows": rows,
-                              "worker_peaks": _worker_peaks(jvm)})
+        after = Processes(ours)
+        out["fleets"].append({"seconds": seconds, "cpu": after.cpu() - cpu, "rows": rows,
+                              "worker_peaks": after.worker_peaks()})
     spark.stop()
     return out
 
 
-def tree_cpu(root: int) -> float:
-    """CPU seconds (user + system) of process ``root`` and every process
-    below it, those that ended included (their parent's waited-for
-    children's times): the JVM and its Python workers."""
-    parents, ticks = {}, {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parents[int(pid)] = int(fields[1])
-        ticks[int(pid)] = sum(int(v) for v in fields[11:15])   # utime stime cutime cstime
+class Processes:
+    """The processes at or below ``roots`` (our driver JVM, the standalone
+    workers) as /proc shows them now."""
 
-    def below(pid: int) -> bool:
-        while pid > 1:
-            if pid == root:
-                return True
-            pid = parents.get(pid, 0)
-        return False
+    def __init__(self, roots: set[int]):
+        parents, self.stats, self.cmds = {}, {}, {}
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+                cmd = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")
+            except OSError:
+                continue
+            parents[int(pid)] = int(fields[1])
+            self.stats[int(pid)], self.cmds[int(pid)] = fields, cmd
 
-    return sum(t for pid, t in ticks.items() if below(pid)) / os.sysconf("SC_CLK_TCK")
+        def below(pid: int) -> bool:
+            while pid > 1:
+                if pid in roots:
+                    return True
+                pid = parents.get(pid, 0)
+            return False
 
+        self.ours = [pid for pid in self.stats if below(pid)]
 
-def _worker_peaks(jvm_pid: int) -> list[int]:
-    """VmHWM (peak RSS) of every live Python worker process under our JVM
-    (other Spark applications may run on this machine)."""
-    parents, status = {}, {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            stat = open(f"/proc/{pid}/stat").read()
-            parents[int(pid)] = int(stat.rsplit(")", 1)[1].split()[1])
-            cmd = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")
-            if "pyspark.daemon" in cmd or "pyspark.worker" in cmd:
-                status[int(pid)] = open(f"/proc/{pid}/status").read()
-        except OSError:
-            continue
+    def cpu(self) -> float:
+        """CPU seconds (user + system) of our processes, those that ended
+        included (their parent's waited-for children's times)."""
+        ticks = sum(int(v) for pid in self.ours for v in self.stats[pid][11:15])
+        return ticks / os.sysconf("SC_CLK_TCK")   # utime stime cutime cstime
 
-    def ours(pid: int) -> bool:
-        while pid > 1:
-            if pid == jvm_pid:
-                return True
-            pid = parents.get(pid, 0)
-        return False
-
-    return [int(line.split()[1]) * 1024 for pid, text in status.items() if ours(pid)
-            for line in text.splitlines() if line.startswith("VmHWM:")]
+    def worker_peaks(self) -> list[int]:
+        """VmHWM (peak RSS) of each of our live Python worker processes
+        (other Spark applications may run on this machine)."""
+        peaks = []
+        for pid in self.ours:
+            if "pyspark.daemon" in self.cmds[pid] or "pyspark.worker" in self.cmds[pid]:
+                try:
+                    status = open(f"/proc/{pid}/status").read()
+                except OSError:
+                    continue
+                peaks += [int(line.split()[1]) * 1024 for line in status.splitlines()
+                          if line.startswith("VmHWM:")]
+        return peaks
 
 
 # --------------------------------------------------------------------------- main
@@ -208,13 +215,15 @@ def main() -> None:
     ap.add_argument("--shape", default="logdir", choices=shapes.SHAPES)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--no-corpus", action="store_true", help="leave out the corpus fleet")
+    ap.add_argument("--standalone", action="store_true",
+                    help="also on a standalone cluster of two 1-core workers started for the run")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         if args.child[0] == "spin":
             report_child(child_spin())
         else:
-            report_child(child_spark(args.child[1], args.child[2:]))
+            report_child(child_spark(args.child[1], args.child[2], args.child[3:]))
         return
 
     fleets = [] if args.no_corpus or not CORPORA.is_dir() else [("corpus fleet", str(CORPORA))]
@@ -230,21 +239,42 @@ def main() -> None:
         print(f"loop {name}: {len(clusters)} clusters, {loop['seconds']:.1f} s wall, "
               f"{loop['cpu']:.1f} s CPU, {human_bytes(loop['bytes'])} of output"
               + (f", {loop['failed']} exited non-zero" if loop["failed"] else ""), flush=True)
-    res = run_fresh(__file__, ["--child", "spark", args.master] + [f for _, f in fleets],
-                    timeout=7200)
-    print(f"spark {args.master}: session started in {res['startup']:.1f} s", flush=True)
     rows = []
-    for (name, _), loop, got in zip(fleets, loops, res["fleets"]):
-        ratio = got["seconds"] / loop["seconds"]
-        rss = max(got["worker_peaks"] or [0])
-        rows.append([name, f"{got['rows']:,}", f"{loop['seconds']:.1f}", f"{got['seconds']:.1f}",
-                     f"{ratio:.2f}", f"{loop['cpu']:.1f}", f"{got['cpu']:.1f}",
-                     f"{got['cpu'] / loop['cpu']:.2f}", human_bytes(rss),
-                     len(got["worker_peaks"]), verdict(ratio, rss)])
+    for master in [args.master] + (["standalone"] if args.standalone else []):
+        res = spark_run(master, [f for _, f in fleets])
+        print(f"spark {master}: session started in {res['startup']:.1f} s", flush=True)
+        for (name, _), loop, got in zip(fleets, loops, res["fleets"]):
+            rows.append(result_row(name, master, loop, got))
     # CPU seconds say what the work costs when the machine gives less than its
-    # cores (other work): Spark's are the JVM's and its Python workers'
-    print_table(["fleet", "rows", "loop s", "spark s", "ratio", "loop CPU s", "spark CPU s",
-                 "CPU ratio", "worker RSS", "workers", "target"], rows)
+    # cores (other work): Spark's are the driver JVM's and its Python workers'
+    # (on standalone, the executors' JVMs run under the workers: not counted)
+    print_table(["fleet", "master", "rows", "loop s", "spark s", "ratio", "loop CPU s",
+                 "spark CPU s", "CPU ratio", "worker RSS", "workers", "target"], rows)
+
+
+def spark_run(master: str, fleets: list[str]) -> dict:
+    """The Spark child's answer on ``master`` ("standalone": a cluster started for it)."""
+    if master != "standalone":
+        return run_fresh(__file__, ["--child", "spark", master, "-", *fleets], timeout=7200)
+    from tests.support.standalone import Standalone
+
+    cluster = Standalone().start()
+    print(f"standalone: master and 2 workers started in {cluster.started_s:.1f} s", flush=True)
+    try:
+        workers = ",".join(str(w.pid) for w in cluster.workers)
+        return run_fresh(__file__, ["--child", "spark", cluster.url, workers, *fleets],
+                         timeout=7200)
+    finally:
+        cluster.stop()
+
+
+def result_row(name: str, master: str, loop: dict, got: dict) -> list:
+    ratio = got["seconds"] / loop["seconds"]
+    rss = max(got["worker_peaks"] or [0])
+    return [name, master, f"{got['rows']:,}", f"{loop['seconds']:.1f}", f"{got['seconds']:.1f}",
+            f"{ratio:.2f}", f"{loop['cpu']:.1f}", f"{got['cpu']:.1f}",
+            f"{got['cpu'] / loop['cpu']:.2f}", human_bytes(rss), len(got["worker_peaks"]),
+            verdict(ratio, rss)]
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from ..errors import MetashellError, UsageError
+from ..gcpause import no_cyclic_gc
 from ..loader import inputs
 from ..render import parse_time
 from ..session.files import open_session
@@ -211,7 +212,8 @@ def image_table_rows(table: str, cluster: str, options: Options):
             yield image_rows.failed_cluster_row(_kind(cluster), str(error))
         return
     try:
-        yield from image_rows.ROWS[table](session)
+        with no_cyclic_gc():   # as _partition_batches
+            yield from image_rows.ROWS[table](session)
     finally:
         # freed at once (a reused Python worker would pile up the clusters it has
         # read); not by gc.collect(), which walked every object of the cluster
@@ -224,7 +226,11 @@ def _partition_batches(cluster: str, options: Options, key: tuple, schema):
     if session is None:
         return   # the clusters table says why
     try:
-        yield from partition_columns.partition_batches(session, key, schema)
+        # folding makes a state per changed partition and no garbage cycles; the
+        # cyclic collector would walk the session's objects again and again as
+        # they pile up: a third of the table's time on a 250k log dir (7.0 -> 4.7 s)
+        with no_cyclic_gc():
+            yield from partition_columns.partition_batches(session, key, schema)
     finally:
         session.close()   # as image_table_rows
 
