@@ -48,11 +48,15 @@ def shortcuts(reader: FileReader) -> "FastReading | None":
 
 class FastReading:
     """The shortcuts of one reader and what they learn while it reads: the
-    shapes of its partition runs, TopicRuns and change records."""
+    shapes of its partition runs, TopicRuns and change records.
+
+    The reader owns them (``reader.shortcuts``); they keep only its plain
+    values (its bytes, its list of batch positions) and are given the
+    reader with each call that calls back into it (the general path, a
+    batch read again): no cycle, which would keep the file mapped until a
+    full collection (:class:`~metashell.loader.reader.Shortcuts`)."""
 
     def __init__(self, reader: FileReader):
-        self.reader = reader
-        self.general = reader.general_records   # the general path, for what no shortcut takes
         self.buf, self.verify_crc = reader.buf, reader.verify_crc
         self.file_no = -1 if reader.defer is None else reader.defer
         self.batch_positions = reader.batch_positions
@@ -72,10 +76,11 @@ class FastReading:
 
     # -- whole batches -----------------------------------------------------------------------
 
-    def batch(self, header: BatchHeader, scanner: BatchScanner) -> "Batch | None":
-        """Batch ``header`` of a deferring reader, and the batches after it a
-        shortcut takes with it, as one :class:`Batch` (``scanner`` resumes
-        after them); None: the reader reads it as any batch."""
+    def batch(self, reader: FileReader, header: BatchHeader, scanner: BatchScanner) -> "Batch | None":
+        """Batch ``header`` of a deferring reader (``reader``, whose shortcuts
+        these are), and the batches after it a shortcut takes with it, as one
+        :class:`Batch` (``scanner`` resumes after them); None: the reader
+        reads it as any batch."""
         buf, view, file_no = self.buf, self.view, self.file_no
         # a controller's heartbeats, consecutive one-NoOp batches, as one batch
         # (.noop_runs): -20% for `ls` on the log dir (3.25 s -> 2.60 s)
@@ -86,11 +91,11 @@ class FastReading:
                 end, spanning = found
                 scanner.resume = end
                 self.batch_positions.extend(range(header.position, end, NOOP_BATCH_SIZE))
-                return Batch(spanning, NoOpRun(buf, header.position, end, self.reader.batch_of), file_no)
+                return Batch(spanning, NoOpRun(buf, header.position, end, reader.batch_of), file_no)
         # a log's small batches, one write each, as one batch (.batch_runs):
         # `ls` on the bench's ctrl-log 17,500 -> 11,700 instructions per record
         if self._small and not header.attributes and header.length <= MAX_LENGTH:
-            run = self._batch_run(header, view, scanner.stop, file_no)
+            run = self._batch_run(reader, header, view, scanner.stop, file_no)
             if run is not None:
                 scanner.resume = run.header.end
                 return run
@@ -98,14 +103,15 @@ class FastReading:
         # (.change_batches): -60% reader time on the log dir's segment, `ls` 1.30 s -> 0.79 s
         if (not header.attributes & (ATTR_CODEC | ATTR_CONTROL)
                 and self._changes.match(buf, header.position + HEADER_SIZE, header.end, header.count)):
-            ref_base = self.reader.ref_base_of(header)
+            ref_base = reader.ref_base_of(header)
             if ref_base is not None:
-                return Batch(header, ChangeBatch(header, ref_base, self.reader.read_batch, buf), file_no)
+                return Batch(header, ChangeBatch(header, ref_base, reader.read_batch, buf), file_no)
         return None
 
     # -- runs of small batches (.batch_runs) -------------------------------------------------
 
-    def _batch_run(self, first: BatchHeader, view, stop: int, file_no: int) -> "Batch | None":
+    def _batch_run(self, reader: FileReader, first: BatchHeader, view, stop: int,
+                   file_no: int) -> "Batch | None":
         """The small batches from ``first`` (its CRC checked by the scanner)
         that :mod:`.batch_runs` reads, as one :class:`Batch` of a
         :class:`~.batch_runs.BatchRun` whose header spans them; None if
@@ -165,7 +171,7 @@ class FastReading:
                              first.crc, 0, last_offset - first.base_offset, first.base_timestamp,
                              last_mts, -1, -1, -1, records, first.position)
         changes_only = topics == 0 and len(entries) > 0
-        return Batch(header, BatchRun(entries, noops, changes_only, positions, batch_no, self.reader.batch_at),
+        return Batch(header, BatchRun(entries, noops, changes_only, positions, batch_no, reader.batch_at),
                      file_no)
 
     def _topic_batch(self, buf, p: int, end: int, count: int, base: int, ts: int, refs: int):
@@ -258,8 +264,9 @@ class FastReading:
 
     # -- deferred entries (.deferred) --------------------------------------------------------
 
-    def records(self, h: BatchHeader, buf, pos: int, end: int, refs: int, out: list) -> int:
-        """Data batch ``h``'s records from ``buf[pos:end]`` into ``out``, as deferred
+    def records(self, reader: FileReader, h: BatchHeader, buf, pos: int, end: int, refs: int,
+                out: list) -> int:
+        """Data batch ``h``'s records (of ``reader``) from ``buf[pos:end]`` into ``out``, as deferred
         entries where a shortcut's shape holds (``refs``: a ref less its position in
         ``buf``); where they end. Each step takes the first that holds, in this order,
         else one record by the general path; most steps of a snapshot take a topic and
@@ -268,6 +275,7 @@ class FastReading:
         append_ts = h.max_timestamp if h.log_append_time else None
         by_length, topic_runs, by_width = self._by_length, self._topic_runs, self._name_at_by_width
         name_ats, self._last = self._name_ats, None
+        general = reader.general_records   # the general path, for what no shortcut takes
         while i < total:
             m = None
             if name_ats:
@@ -320,7 +328,7 @@ class FastReading:
                             i += n
                             name_ats = self._name_ats   # it may have made a TopicRun
                             continue
-            pos = self.general(h, buf, at, end, payload, 1, out)
+            pos = general(h, buf, at, end, payload, 1, out)
             i += 1
         return pos
 

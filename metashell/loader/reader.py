@@ -103,15 +103,23 @@ class Shortcuts(Protocol):
     """What a reader asks its fast path (the one door between them; the
     fast path's side is ``metashell.fast.reading.FastReading``). Each
     method takes what its shapes hold and hands the rest back to the
-    general path; a reader without shortcuts never calls them."""
+    general path; a reader without shortcuts never calls them.
 
-    def batch(self, header: BatchHeader, scanner: BatchScanner) -> "Batch | None":
-        """Batch ``header`` (a deferring reader's), with the batches after it
-        that a shortcut takes together, as one :class:`Batch` (the scanner
-        resumes after them); None to read it as any batch."""
+    The reader holds its shortcuts, never the other way round: a method
+    that calls back into the reader is given it with each call. A
+    reference from the shortcuts to the reader would be a cycle that only
+    a full collection frees (loading leaves its objects in the oldest
+    generation, :mod:`metashell.gcpause`), keeping the file's map, and its
+    descriptor, open long after the reader is dropped."""
 
-    def records(self, h: BatchHeader, buf, pos: int, end: int, refs: int, out: list) -> int:
-        """Data batch ``h``'s records from ``buf[pos:end]`` into ``out``,
+    def batch(self, reader: "FileReader", header: BatchHeader, scanner: BatchScanner) -> "Batch | None":
+        """Batch ``header`` (of ``reader``, a deferring one), with the batches
+        after it that a shortcut takes together, as one :class:`Batch` (the
+        scanner resumes after them); None to read it as any batch."""
+
+    def records(self, reader: "FileReader", h: BatchHeader, buf, pos: int, end: int, refs: int,
+                out: list) -> int:
+        """Data batch ``h``'s records (of ``reader``) from ``buf[pos:end]`` into ``out``,
         deferred entries where a shortcut holds (``refs``: a ref less its
         position in ``buf``), :meth:`FileReader.general_records` for the
         rest; where they end."""
@@ -183,7 +191,7 @@ class FileReader:
             shortcut = None if self.defer is None or self.shortcuts is None else self.shortcuts.batch
             for header in scanner:
                 if shortcut is not None:
-                    taken = shortcut(header, scanner)
+                    taken = shortcut(self, header, scanner)
                     if taken is not None:
                         yield taken
                         continue
@@ -282,7 +290,7 @@ class FileReader:
         :class:`RecordDecodeError` when the records do not fill the section."""
         out = []
         if ref_base is not None and not h.is_control and self.shortcuts is not None:
-            pos = self.shortcuts.records(h, buf, pos, end, ref_base - pos, out)
+            pos = self.shortcuts.records(self, h, buf, pos, end, ref_base - pos, out)
         else:
             pos = self.general_records(h, buf, pos, end, pos, h.count, out)
         if pos != end:
