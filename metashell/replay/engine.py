@@ -182,10 +182,16 @@ class ReplayEngine:
     def close(self) -> None:
         """Let go of the image and the files. Nothing in the image holds the
         engine (its lazy parts ask the fast path's objects, which hold no
-        image), so dropping them frees a whole cluster at once by
-        reference counting. A closed engine is not used again."""
+        image), and no part holds a part that holds it back (no cycle), so
+        dropping them frees a whole cluster at once by reference counting:
+        the store's readers with it, and their maps and descriptors, unless
+        an image still read elsewhere (a ``diff`` baseline rewound from this
+        replay) holds the store. Every part is dropped, so that an engine
+        kept after close (a closed session still named somewhere) holds no
+        file open. A closed engine is not used again."""
         self.delta.image = None
         self.store = self.refs = self.topic_source = self.filer = None
+        self.delta = self.entries = self.counts = self.loader = None
 
 
 def _wired_image(refs: Refs, kept: KeptReplay, filer: ChangeFiler) -> Image:

@@ -10,6 +10,7 @@ a file with nothing readable at all is an error.
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -56,8 +57,7 @@ class ImageSession:
         return self.engine.image
 
     def counts(self) -> dict:
-        self.engine.settle()   # every pending partition change counted (fast/pending.py)
-        return self.engine.record_counts()
+        return settled_counts(self.engine)
 
     def new_problems(self, since: int) -> list[str]:
         """Problems found after ``since`` (lazy partitions are decoded on demand)."""
@@ -149,6 +149,8 @@ class Session(ImageSession):
         is not used again."""
         self.root = None
         self.engine.close()
+        if self._older is not None:
+            self._older.close()
 
     def _local(self) -> dict:
         plan = self.plan
@@ -160,7 +162,9 @@ class Session(ImageSession):
                 "snapshot": plan.snapshot.path.name if plan.snapshot else None,
                 "segments": [s.path.name for s in plan.segments],
             },
-            "counts": self.counts,
+            # the engine's, not the session's: the tree would hold the session that
+            # holds it, a cycle keeping the files open after close until a full collection
+            "counts": partial(settled_counts, self.engine),
         }
         if plan.kind in ("logdir", "partition-dir"):
             local["clusterId"] = meta.get("cluster.id")
@@ -169,6 +173,13 @@ class Session(ImageSession):
             if meta.get("directory.id"):
                 local["directoryId"] = meta["directory.id"]
         return local
+
+
+def settled_counts(engine: ReplayEngine) -> dict:
+    """``engine``'s record counts, every pending partition change filed and
+    counted first (fast/pending.py): ``/local/counts``, :meth:`ImageSession.counts`."""
+    engine.settle()
+    return engine.record_counts()
 
 
 def open_session(path, *, until_offset: int | None = None, until_time: int | None = None,

@@ -38,7 +38,14 @@ class PlannedSession:
         self.warnings = list(dict.fromkeys([*self.plan.notes, *self.plan.problems]))
         self._progress = progress
         self._loaded = None
-        self.root = _LazyRoot(self)
+
+    @property
+    def root(self):
+        """The loaded session's root; before the load, a stand-in that loads
+        on first use. Made on each ask, not kept: a stand-in kept here would
+        hold this session back (a cycle, which would keep the loaded files
+        open after close until a full collection)."""
+        return _LazyRoot(self) if self._loaded is None else self._loaded.root
 
     def loaded(self):
         """The source loaded (once), as ``-s`` loads it."""

@@ -81,6 +81,13 @@ class OlderLog:
         change = node.last_change() if node is not None else None
         return None if change is None else (change, change[0] < self.start)
 
+    def close(self) -> None:
+        """Let go of the replay of the older log, its files with it (the
+        session is closed: :meth:`~metashell.replay.engine.ReplayEngine.close`)."""
+        if self._engine is not None:
+            self._engine.close()
+        self._engine = self._root = None
+
     def _replayed(self) -> ReplayEngine:
         if self._engine is None:
             engine = ReplayEngine(until_offset=self.end - 1)
