@@ -118,9 +118,17 @@ class LiveSession(ImageSession):
 
     def close(self) -> None:
         """Stop following: the observer's events() returns within ~1 s; the
-        thread is waited for that long at most (it is a daemon)."""
+        thread is waited for that long at most (it is a daemon). Once it
+        has ended, the tree and the engine's hook (``on_change``) are let
+        go of: both hold this session, which holds them, and such a cycle
+        would keep the image, its store and the bytes fetched alive until a
+        full collection (loading leaves them in the oldest generation). A
+        closed session is not used again; its image stays readable."""
         self.observer.close()
         self._thread.join(1.5)
+        if not self._thread.is_alive():
+            self.engine.on_change = None
+            self.root = None
 
     @contextmanager
     def consistent(self):

@@ -25,11 +25,15 @@ from pathlib import Path
 import pytest
 
 from bench import shapes   # the bench's generators
+from metashell.fast.store import RecordStore
 from metashell.session.files import open_session
+from metashell.session.live import open_live_session
 from tests.support.cli import run_cli
 from tests.support.commands import run_command
 from tests.support.fast_path import fast_path
+from tests.support.live_session import CONFIG, ScriptedObserver, committed_event, snapshot_event, status
 from tests.support.paths import REPO
+from tests.support.records import broker, change, partition, topic, uid
 
 EXAMPLE = REPO / "examples" / "cluster"
 ROUNDS = 4
@@ -152,3 +156,29 @@ def test_one_shot_runs_in_process_leave_no_file_open(no_cyclic_gc, inputs, fast)
                     status, _, err = run_cli(["-s", str(path), *words])
                     assert status == 0 or words[0] == "diff" and status == 1, (path, words, err)
                 assert_nothing_kept(inputs, before, maps_before)
+
+
+def live_stores() -> int:
+    return sum(1 for o in gc.get_objects() if isinstance(o, RecordStore))
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast-path", "general-path"])
+def test_closed_live_sessions_let_go_of_their_image(no_cyclic_gc, fast):
+    """A live session maps no file, but its tree and its engine's hook hold
+    it: once closed, its store (the snapshot fetched, deferred) goes."""
+    snap = [broker(1, fenced=False), topic("a", uid(1)), partition(uid(1), 0)]
+    with fast_path(fast):
+        stores_before = live_stores()
+        for _ in range(ROUNDS):
+            observer = ScriptedObserver([
+                status("catching-up", 9, 5), snapshot_event(5, snap),
+                committed_event(5, [topic("b", uid(2))], [partition(uid(2), 0)],
+                                [change(uid(1), 0, leader=2)]),
+                status("following", 9, 9)])
+            session = open_live_session(CONFIG, observer_factory=observer)
+            for words in (["ls", "/topics"], ["cat", "/topics/a/0/data"], ["summary"],
+                          ["cat", "/local/counts"]):
+                assert run_command(session, *words, output="json")[0] == 0, words
+            session.close()
+            del session, observer
+            assert live_stores() <= stores_before
