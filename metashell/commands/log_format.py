@@ -8,11 +8,11 @@ text of the last one is kept.
 
 from __future__ import annotations
 
-from metashell.fs.tree import REDACTED
-from metashell.kraft import catalog, enums
+from metashell.kraft import catalog
 from metashell.kraft.kafka_json import kafka_json
 from metashell.kraft.layouts import BATCH_HEADER, compiled
 from metashell.kraft.records import resolve_metadata
+from metashell.kraft.secrets import redacted
 from metashell.kraft.batch import (ATTR_CODEC, ATTR_CONTROL, ATTR_TRANSACTIONAL, CODEC_NAMES,
                                     LOG_OVERHEAD)
 from metashell.loader.log_walk import LogBatch
@@ -20,29 +20,6 @@ from metashell.render import json_lines, json_text
 from metashell.queries.describe import describe, describer
 from metashell.timefmt import iso_time
 
-_SCRAM_APIS = (11,)      # UserScramCredentialRecord: salts and keys
-_CONFIG_API = 4
-
-
-def redacted(api_key: "int | None", data: dict) -> dict:
-    """``data`` of a metadata record with its secrets replaced by
-    ``[redacted]``: SCRAM salts and keys, sensitive config values."""
-    if api_key in _SCRAM_APIS:
-        return _hide_bytes(data)
-    if (api_key == _CONFIG_API and data.get("value") is not None
-            and enums.is_sensitive_config(data.get("name", ""))):
-        return {**data, "value": REDACTED}
-    return data
-
-
-def _hide_bytes(value):
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return REDACTED
-    if isinstance(value, dict):
-        return {k: _hide_bytes(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_hide_bytes(v) for v in value]
-    return value
 
 
 class _Times:

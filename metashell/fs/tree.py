@@ -15,6 +15,7 @@ from typing import Any
 
 from ..gcpause import kept_old
 from ..kraft import enums
+from ..kraft.secrets import REDACTED
 from ..queries.registration import registration_offset, registration_time
 from ..render import json_text, value_text
 from ..replay import partition_model
@@ -24,7 +25,6 @@ from .node import DictDir, Leaf, Node, TextLeaf, sort_names
 from .old_paths import PRODUCER_IDS
 from .paths import plain_id
 
-REDACTED = "[redacted]"
 DEFAULT_NAME = "<default>"
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from ..kraft import enums
+from ..kraft.secrets import REDACTED
 from ..kraft.fields import UNKNOWN_TAGS
 from ..timefmt import iso_time
 from ..replay.partition_model import DESCRIBE_CHANGE, DESCRIBE_RECORD_TAIL
@@ -102,7 +103,7 @@ def _brc(d, _):
 def _config(d, show):
     value = d["value"]
     if value is not None and not show and enums.is_sensitive_config(d["name"]):
-        value = "[redacted]"
+        value = REDACTED
     name = d["resourceName"] or "<default>"
     return f"{name}: {d['name']} " + ("deleted" if value is None else f"= {value}")
 

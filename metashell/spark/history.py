@@ -20,10 +20,9 @@ import json
 import mmap
 from pathlib import Path
 
-from ..fs.tree import REDACTED
-from ..kraft import enums
 from ..loader import inputs
 from ..kraft.batch import BatchScanner
+from ..kraft.secrets import redacted
 from ..fast.reading import shortcuts
 from ..loader.reader import FileReader
 from ..replay.folding import partition_from_record
@@ -34,8 +33,6 @@ from .image_rows import micros
 #: files larger than this are read as several slices (several tasks)
 SLICE_BYTES = 64 << 20
 
-_SCRAM = 11
-_CONFIG = 4
 _PARTITION_APIS = (3, 5)
 
 
@@ -84,26 +81,6 @@ def _keep(header, until_time) -> bool:
 
 # -- records ---------------------------------------------------------------------------------
 
-def _redact(api_key: int, data: dict, show_secrets: bool) -> dict:
-    if show_secrets:
-        return data
-    if api_key == _SCRAM:
-        return _hide_bytes(data)
-    if api_key == _CONFIG and data.get("value") is not None and enums.is_sensitive_config(data["name"]):
-        return {**data, "value": REDACTED}
-    return data
-
-
-def _hide_bytes(v):
-    if isinstance(v, (bytes, bytearray, memoryview)):
-        return REDACTED
-    if isinstance(v, dict):
-        return {k: _hide_bytes(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_hide_bytes(x) for x in v]
-    return v
-
-
 def _json_default(v):
     if isinstance(v, (bytes, bytearray, memoryview)):
         return base64.b64encode(bytes(v)).decode("ascii")
@@ -150,7 +127,7 @@ def rows_records(path: str, start: int = 0, end: int | None = None, *, until_off
             if data is not None:
                 if rec.kind == "metadata":
                     entity = _entity_columns(rec.api_key, data)
-                    data = _redact(rec.api_key, data, show_secrets)
+                    data = data if show_secrets else redacted(rec.api_key, data)
                 value = json.dumps(data, default=_json_default, separators=(",", ":"))
             yield (name, rec.offset, h.base_offset, base + h.position, h.epoch,
                    micros(h.max_timestamp), control, rec.name, rec.version) + entity + (value,)

@@ -8,9 +8,9 @@ or its plural), names its snake_case stem when that is two words or more
 (``partition_change``, the Spark table ``partition_changes``, the constant
 ``PARTITION_CHANGE``: one word, ``topic`` or ``config``, would name
 everything), or compares an apiKey with the record's number (``api ==
-5``, ``api_key in (3, 5)``, ``_API = 5``, ``METADATA[5]``). Both partition
-records make the partition model's state, so a module that names the model
-is in both their rows."""
+5``, ``api_key in (3, 5)``, ``_API = 5``, ``_APIS = (3, 5)``, ``METADATA[5]``).
+Both partition records make the partition model's state, so a module that
+names the model is in both their rows."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ SOURCES = {str(p.relative_to(PACKAGE)): p.read_text() for p in PACKAGE.rglob("*.
 API_KEY_NUMBERS = (re.compile(r"\bapi(?:_key)?\s*==\s*(\d+)"),
                    re.compile(r"\bapi(?:_key)?\s+in\s+\(([\d,\s]+)\)"),
                    re.compile(r"\bAPI_KEY\]\s*==\s*(\d+)"),
-                   re.compile(r"\b\w*_API\s*=\s*(\d+)\b"),
+                   re.compile(r"\b\w*_APIS?\s*=\s*(\d+|\([\d,\s]+\))"),
                    re.compile(r"\bMETADATA(?:_2_8)?\[(\d+)\]"))
 PARTITION_MODEL = re.compile(r"\b(?:partition_model|partition_generated|PartitionState|merge_change)\b")
 PARTITION_RECORDS = ("PartitionRecord", "PartitionChangeRecord")
@@ -98,7 +98,8 @@ def test_each_way_of_reading_a_record_is_seen():
     """The rules above find what they are for (so a pattern that stops
     matching fails here, not quietly)."""
     assert "spark/source.py" in mentions("PartitionChangeRecord")        # the stem, as a table
-    assert "commands/log_format.py" in mentions("ConfigRecord")          # _CONFIG_API = 4
+    assert "kraft/secrets.py" in mentions("ConfigRecord")                # _CONFIG_API = 4
+    assert "spark/history.py" in mentions("PartitionChangeRecord")      # _PARTITION_APIS = (3, 5)
     assert "replay/kept.py" in mentions("AccessControlEntryRecord")      # api == 18
     assert "spark/history.py" in mentions("RemoveTopicRecord")           # api == 9
     assert "spark/partition_columns.py" in mentions("PartitionChangeRecord")   # the model
