@@ -31,7 +31,8 @@ from ..kraft.primitives import UUID_TEXT
 from ..kraft.records import UNDECODABLE, Record
 from ..fast.deferred import run_fields
 from ..fast.store import ref_file
-from .partition_model import LayoutPlan, PartitionState, layout_plan, merge_change, partition_state
+from .partition_model import (LayoutPlan, PartitionState, layout_plan, merge_change,
+                              partition_from_record, partition_state)
 
 
 @dataclass(frozen=True)
@@ -304,9 +305,3 @@ class PartitionFolder:
                                  raw if (raw := r.raw) is not None else (r.name, r.version, r.data)
                                  for r in recs)
         return out
-
-
-def partition_from_record(d: dict, rec: Record) -> PartitionState:
-    """A partition's state from a PartitionRecord's fields (also used by the Spark
-    ``partition_changes`` table, which folds the same records)."""
-    return partition_state(d, (rec.offset, rec.timestamp))

@@ -633,6 +633,13 @@ merge_change = _generated["merge_change"]
 text_args = _generated.get("text_args")
 
 
+def partition_from_record(d: dict, rec) -> "PartitionState":
+    """A partition's state from PartitionRecord ``rec`` (its fields ``d``),
+    changed at the record: what the replay's folding and the Spark
+    ``partition_changes`` table each start a partition from."""
+    return partition_state(d, (rec.offset, rec.timestamp))
+
+
 # -- what the other views take from the model ------------------------------------------------
 
 #: the Spark ``partitions`` table's columns after ``topic``: (column, Spark type, JSON key)

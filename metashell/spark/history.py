@@ -25,8 +25,7 @@ from ..kraft.batch import BatchScanner
 from ..kraft.secrets import redacted
 from ..fast.reading import shortcuts
 from ..loader.reader import FileReader
-from ..replay.folding import partition_from_record
-from ..replay.partition_model import merge_change
+from ..replay.partition_model import merge_change, partition_from_record
 from ..replay.entity_keys import key_from_data
 from .image_rows import micros
 
