@@ -25,6 +25,11 @@ class Refs:
         """The records of file ``file_no`` (a snapshot) show ``(offset, time)``."""
         self.stamps[file_no] = stamp
 
+    def stamp(self, ref: int) -> "tuple | None":
+        """The ``(offset, time)`` a deferred ref's snapshot stamps its records
+        with, None for a log's ref (the replay asks it once per run)."""
+        return self.stamps.get(ref_file(ref))
+
     def record(self, ref: int) -> Record:
         """The record a deferred ref names, stamped as its snapshot's records are."""
         rec = self.store.record(ref)

@@ -30,7 +30,6 @@ from ..fast.refs import Refs
 from ..kraft.primitives import UUID_TEXT
 from ..kraft.records import UNDECODABLE, Record
 from ..fast.deferred import run_fields
-from ..fast.store import ref_file
 from .partition_model import (LayoutPlan, PartitionState, layout_plan, merge_change,
                               partition_from_record, partition_state)
 
@@ -155,13 +154,13 @@ class PartitionFolder:
         topic's filed runs) is decoded with the rest of its run (no framing
         read per record: -8% time for a full walk, ``find /``)."""
         from_runs = {}
-        stamps = self.refs.stamps
+        stamp_of = self.refs.stamp
         for entry in runs or ():
             ref, shape, pids, _ = run_fields(entry)
             got = self.store.run_data(ref, shape, len(pids))
             if got is None:
                 continue
-            stamp = stamps.get(ref_file(ref))
+            stamp = stamp_of(ref)
             for pid, r, g in zip(pids, range(ref, ref + len(pids) * shape.size, shape.size), got):
                 if g is None or partitions.get(pid) != r:   # changed since, or not as read
                     continue
@@ -241,7 +240,7 @@ class PartitionFolder:
         plan = None if got is None else layout_plan(got[1])
         if plan is None:
             return None
-        stamp = self.refs.stamps.get(ref_file(ref))
+        stamp = self.refs.stamp(ref)
         if stamp is not None and stamp[1]:   # a snapshot's: its last offset and time
             changes = [stamp[0]] * n, [stamp[1]] * n
         else:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from ..fast.deferred import KEPT_COUNT, REF
 from ..fast.refs import Refs
-from ..fast.store import ref_file
 from ..gcpause import no_cyclic_gc
 from ..kraft.catalog import METADATA
 from ..kraft.records import UNDECODABLE
@@ -99,7 +98,7 @@ class KeptReplay:
         history (no Record: 3.7 -> 1.8 us per record), as the ConfigRecord
         rule applies one; one laid out otherwise as the general path reads it."""
         base, h, append_ts, found = self.store.config_fields(ref, n)
-        stamp = self.refs.stamps.get(ref_file(ref))
+        stamp = self.refs.stamp(ref)
         ts = h.base_timestamp if append_ts is None else append_ts
         for f in found:
             if len(f) == 1:
