@@ -7,7 +7,7 @@ from metashell.commands.base import (FAILED, NOT_FOUND, OK, USAGE, Command, Usag
 from metashell.commands.context import WARNING_PREFIX
 from metashell.commands.log_format import BatchFormat, RecordFormat
 from metashell.commands.log_filter import EntityFilter, TypeFilter, type_names
-from metashell.fast.reading import shortcuts
+from metashell.fast.door import shortcuts
 from metashell.loader.log_walk import LogWalk, LogWindow, extent, log_files
 from metashell.gcpause import no_cyclic_gc
 from metashell.render import parse_time

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
 from ..kraft import enums
-from ..fast.run_texts import RunTexts
+from ..fast.door import RunTexts
 from ..kraft.primitives import INT64_PAIR
 from ..replay.partition_model import layout_state
 

@@ -21,7 +21,7 @@ from operator import getitem, itemgetter, lt
 from ..gcpause import no_cyclic_gc
 from ..kraft import enums
 from ..kraft.primitives import UUID_TEXT, uuid_from_str
-from ..fast.deferred import RUN_PARTITION_IDS
+from ..fast.door import RUN_PARTITION_IDS
 from ..timefmt import iso_time
 from .min_isr import NAME as MIN_ISR, MinIsr
 from .partition_states import live_brokers, partition_rows

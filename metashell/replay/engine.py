@@ -13,21 +13,17 @@ The parts, along Kafka's seams (``docs/architecture.md`` walks them):
   a partition's records folded when someone looks, what the image's
   topics ask;
 * :class:`~.kept.KeptReplay`: a snapshot's kept runs applied when read;
-* the fast path's side (:mod:`metashell.fast`): deferred entries
-  (``replay_entries``), the log's pending changes filed
-  (``change_filing``), ``summary``'s counts from bytes (``topic_counts``),
-  refs read back as records (``refs``).
+* the fast path's side, through its door (:mod:`metashell.fast.door`):
+  the record store, deferred entries applied (``EntryReplay``), the log's
+  pending changes filed (``ChangeFiler``), ``summary``'s counts from bytes
+  (``TopicCounts``), refs read back as records (``Refs``).
 """
 
 from __future__ import annotations
 
 from functools import partial
 
-from ..fast.change_filing import ChangeFiler
-from ..fast.refs import Refs
-from ..fast.replay_entries import EntryReplay
-from ..fast.topic_counts import TopicCounts
-from ..fast.store import RecordStore
+from ..fast.door import ChangeFiler, EntryReplay, RecordStore, Refs, TopicCounts
 from .batch_loader import BatchLoader
 from .delta import Delta
 from .folding import PartitionFolder

@@ -25,11 +25,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..fast.change_filing import ChangeFiler
-from ..fast.refs import Refs
+from ..fast.door import ChangeFiler, Refs, run_fields
 from ..kraft.primitives import UUID_TEXT
 from ..kraft.records import UNDECODABLE, Record
-from ..fast.deferred import run_fields
 from .partition_model import (LayoutPlan, PartitionState, layout_plan, merge_change,
                               partition_from_record, partition_state)
 

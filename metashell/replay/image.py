@@ -30,8 +30,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable
 
-from ..fast import deferred
-from ..fast.deferred import RUN_PARTITION_IDS
+from ..fast.door import RUN_PARTITION_IDS, entry_refs
 from .partition_model import RUN_TEXTS, PartitionState  # noqa: F401  (made from the catalog there)
 
 Change = tuple  # (offset, timestamp ms)
@@ -132,7 +131,7 @@ class TopicState:
         if partitions is None:
             partitions = self._partitions = {}
         for entry in runs:
-            pids, refs = entry[RUN_PARTITION_IDS], deferred.refs(entry)
+            pids, refs = entry[RUN_PARTITION_IDS], entry_refs(entry)
             new = dict(zip(pids, refs))
             if len(new) == len(pids) and partitions.keys().isdisjoint(new):
                 partitions.update(new)   # the usual case: new partitions, one C call

@@ -12,8 +12,7 @@ from their bytes (:meth:`KeptReplay.config_values`).
 
 from __future__ import annotations
 
-from ..fast.deferred import KEPT_COUNT, REF
-from ..fast.refs import Refs
+from ..fast.door import KEPT_COUNT, REF, Refs
 from ..gcpause import no_cyclic_gc
 from ..kraft.catalog import METADATA
 from ..kraft.records import UNDECODABLE

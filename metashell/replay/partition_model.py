@@ -58,7 +58,7 @@ from typing import Any, Callable, Mapping
 from ..kraft import enums
 from ..kraft.catalog import METADATA, METADATA_2_8
 from ..kraft.fields import MISSING, UNKNOWN_TAGS, Field
-from ..fast.run_texts import TOPIC, RunTexts
+from ..fast.door import TEXT_TOPIC, RunTexts
 from .partition_values import MIGRATING_DIR, SHORT_ARRAY, encode_str, ints_text, named_text, uuids_text
 
 PARTITION_RECORD = METADATA[3]
@@ -478,7 +478,7 @@ def run_format(layout: tuple, nl: "str | None") -> "str | None":
     :meth:`~PartitionState.to_json` as compact JSON) of each partition of a
     run whose values :func:`~metashell.fast.run_values.run_values` read as
     ``layout``, for :data:`RUN_TEXTS` (the topic id at
-    :data:`~metashell.fast.run_texts.TOPIC`): a field read with values takes
+    the door's ``TEXT_TOPIC``): a field read with values takes
     them, integers then UUIDs in the layout's order; any other field (or an
     empty array) is the value :func:`partition_state` gives a record with
     these values (a tagged field's default, MIGRATING directories when none
@@ -496,7 +496,7 @@ def run_format(layout: tuple, nl: "str | None") -> "str | None":
     for m in FIELDS:
         count = read.get(m.json, 0)
         if m.json == "topicId":   # a UUID's text (base64url) needs no escape: quoted as it is
-            parts.append('"' + TOPIC + '"')
+            parts.append('"' + TEXT_TOPIC + '"')
         elif count == 0:
             parts.append(_value_text(m, getattr(model, m.attr), nl).replace("%", "%%"))
         else:

@@ -23,7 +23,7 @@ from pathlib import Path
 from ..loader import inputs
 from ..kraft.batch import BatchScanner
 from ..kraft.secrets import redacted
-from ..fast.reading import shortcuts
+from ..fast.door import shortcuts
 from ..loader.reader import FileReader
 from ..replay.partition_model import merge_change, partition_from_record
 from ..replay.entity_keys import key_from_data

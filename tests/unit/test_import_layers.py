@@ -8,13 +8,19 @@ imports only the layers below it:
     spark beside the shell
 
 Every module belongs to a layer, so a new top-level module has to say where it sits.
+Outside ``metashell/fast/`` a module imports of the fast path its one door alone
+(``metashell/fast/door.py``), which hands out no shortcut.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
+
+from metashell.fast import door
 from tests.support.paths import REPO
 
 PACKAGE = REPO / "metashell"
@@ -43,19 +49,10 @@ MAY_IMPORT["metashell.spark"] = MAY_IMPORT["metashell.session"] | {"metashell.se
 # imports against the flow still there: (module, the layer it may still import); none
 # since the reader offers the fast path a plug-in point (its ``shortcuts``)
 AGAINST_THE_FLOW: set = set()
-# the fast path's door: what the layers the fast path serves may import of it. The replay
-# (and the queries of its image) the objects a load hands it (the record store, deferred
-# entries and their refs, the entries' replay, the filing of pending changes, the topics'
-# counts) and the views the writer of a run's partitions' texts (``run_texts``); none of them
-# is a shortcut that reads records from their bytes (a module declaring ``VERSIONS``)
-RUN_TEXTS = "metashell.fast.run_texts"
-FAST_DOOR = {
-    "metashell.replay": {"metashell.fast.store", "metashell.fast.deferred", "metashell.fast.refs",
-                         "metashell.fast.replay_entries", "metashell.fast.change_filing",
-                         "metashell.fast.topic_counts", RUN_TEXTS},
-    "metashell.queries": {"metashell.fast.deferred"},
-    "metashell.fs": {RUN_TEXTS},
-}
+# the fast path's one door: the only module of the package a module outside it imports. Its
+# names come from modules that declare no record versions they read from bytes (``VERSIONS``)
+FAST = "metashell.fast"
+DOOR = "metashell.fast.door"
 
 
 def module_name(path: Path) -> str:
@@ -147,18 +144,33 @@ def test_the_layers_are_one_way():
     assert [name for name in MAY_IMPORT if name in below(name)] == []
 
 
-def test_replay_and_fs_reach_the_fast_path_through_its_door():
-    bad = [(name, m) for name, deps in graph().items() if layer(name) in FAST_DOOR
-           for m in deps if layer(m) == "metashell.fast" and m not in FAST_DOOR[layer(name)]]
+def test_outside_the_fast_path_only_its_door_is_imported():
+    bad = [(name, m) for name, deps in graph().items() if layer(name) != FAST
+           for m in deps if layer(m) == FAST and m != DOOR]
     assert bad == []
 
 
 def test_the_door_reads_no_bytes():
-    """No module of the fast path's door is a shortcut: none declares the
-    record versions it reads from their bytes (``VERSIONS``)."""
-    door = set().union(*FAST_DOOR.values())
+    """The door declares no record versions, and none of the modules it
+    takes its names from does: it hands out no shortcut that reads records
+    from their bytes (``VERSIONS``). Every name it offers is there."""
     modules = {module_name(p): p for p in (PACKAGE / "fast").glob("*.py")}
-    assert door <= modules.keys()
     shortcuts = {name for name, path in modules.items()
                  if re.search(r"^VERSIONS\b", path.read_text(), re.MULTILINE)}
-    assert shortcuts and door.isdisjoint(shortcuts)
+    homes = {f"{FAST}.{module}" for module, _ in door.OFFERS.values()}
+    assert shortcuts and homes <= modules.keys()
+    assert DOOR not in shortcuts and homes.isdisjoint(shortcuts)
+    assert all(getattr(door, name) is not None for name in door.OFFERS)
+
+
+def test_the_door_imports_what_is_asked_of_it_alone():
+    """Importing the door loads no module behind it, and a name asked of it
+    its own module alone (and what that imports): a layer through the door
+    pays the import cost it paid before."""
+    probe = ("import sys, metashell.fast.door as door; before = set(sys.modules); "
+             "from metashell.fast.door import RunTexts; "
+             "print(sorted(m for m in before if m.startswith('metashell.fast'))); "
+             "print(sorted(m for m in set(sys.modules) - before if m.startswith('metashell.fast')))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         cwd=REPO).stdout.splitlines()
+    assert out == [repr([FAST, DOOR]), repr(["metashell.fast.run_texts"])]
