@@ -34,7 +34,7 @@ MEMORY_TARGET = 2.0                                 # peak RSS <= 2 x file size
 
 
 def measure_decode(path: Path) -> int:
-    from metashell.fast.reading import shortcuts
+    from metashell.fast.door import shortcuts
     from metashell.loader.reader import read_file
     n = 0
     for batch in read_file(path, shortcuts=shortcuts):
