@@ -76,6 +76,10 @@ def _below(fs, status) -> "list[StoreFile]":
 
 
 _JAVA_EXCEPTION = re.compile(r"(?:[a-z0-9_]+\.)+([A-Za-z0-9_$]+(?:Exception|Error)): ?(.*)")
+#: the AWS SDK's part of an s3a message: "<operation> on <uri>: ...S3Exception: <text>
+#: (Service: S3, Status Code: <n>, Request ID: ...):<S3 error code, or null for a HEAD>"
+_S3_ERROR = re.compile(r"(?P<operation>\w+) on \S+: \S*Exception: (?P<text>.*?) "
+                       r"\(Service: S3, Status Code: (?P<status>\d+)[^)]*\):?(?P<code>\w*)")
 
 
 def _reason(e: Exception) -> str:
@@ -90,4 +94,19 @@ def _reason(e: Exception) -> str:
     if kind == "FileNotFoundException":
         return "no such file or directory" + (f" ({message})" if message and "not exist" not in
                                               message and "No such" not in message else "")
+    if kind == "AccessDeniedException":
+        return _access_denied(message)
     return f"{message} ({kind})" if message else kind
+
+
+def _access_denied(message: str) -> str:
+    """A store's refusal (s3a's 401 or 403) in an operator's words. The
+    message s3a gives repeats the URI and the SDK's request details; a
+    ``HEAD`` (s3a's first look at a path) has no body, so S3's own error code
+    (``AccessDenied``, ``SignatureDoesNotMatch``, ...) is often absent."""
+    m = _S3_ERROR.search(message)
+    if m is None:
+        return f"access denied ({message})" if message else "access denied"
+    code = m["code"] if m["code"] not in ("", "null") else m["text"]
+    return (f"access denied: S3 answered {m['status']} {code} to {m['operation']}: the "
+            f"credentials are wrong or not allowed to read it")

@@ -1,27 +1,20 @@
 """Each image table of the kraft-metadata source equals the shell's own
-``-o json tree /`` (and ``summary``) of the same input, field by field:
-for every cluster directory and every metadata file of the shared corpus,
-for the bundled example cluster, and with ``untilOffset`` against
-``--until-offset``. The rows are turned back into the tree's shape here,
-independently of how the source built them."""
+``-o json tree /`` (and ``summary``) of the same input, field by field
+(:mod:`tests.support.shell_tree`): for every cluster directory and every
+metadata file of the shared corpus, for the bundled example cluster, and
+with ``untilOffset`` against ``--until-offset``."""
 
 from __future__ import annotations
-
-import json
 
 import pytest
 
 from metashell.loader import inputs
-from metashell.render import collapse_repeats
-from metashell.timefmt import iso_time
 from tests.support.paths import CORPORA, EXAMPLE
 from tests.support.corpora import require_corpora
+from tests.support.shell_tree import IMAGE, check_against_the_shell
 from tests.support.spark import as_tree, by_cluster, from_tree, read_table, shell, shell_json
 
 pytestmark = pytest.mark.usefixtures("spark")
-
-IMAGE = ("topics", "partitions", "brokers", "controllers", "configs", "features", "acls",
-         "client_quotas", "scram_users", "delegation_tokens", "producer_ids", "quorum")
 
 
 def _inputs() -> list[str]:
@@ -60,48 +53,7 @@ def test_image_tables_equal_the_shells_tree(tables, path):
         assert [p["text"] for p in cluster["problems"]] == [err.split(": ", 1)[1].strip()]
         assert all(path not in tables[t] for t in IMAGE)
         return
-    tree = shell_json(path, "tree", "/")
-    for table in IMAGE:
-        assert as_tree(table, tables[table].get(path, [])) == from_tree(table, tree), table
-    check_clusters_row(cluster, path, tree)
-
-
-def check_clusters_row(row: dict, path: str, tree: dict) -> None:
-    status, out, stderr = shell(path, "summary")
-    s = json.loads(out)
-    local = tree["local"]
-    assert row["cluster_id"] == local.get("clusterId")
-    assert row["node_id"] == local.get("nodeId")
-    assert (row["snapshot"], row["segments"]) == (local["loaded"]["snapshot"],
-                                                  local["loaded"]["segments"])
-    mv = s["metadataVersion"]
-    assert (row["metadata_version"], row["metadata_release"]) == (mv["level"], mv["release"])
-    assert row["last_offset"] == (s["lastOffset"] if s["lastOffset"] >= 0 else None)
-    assert iso_time(row["last_time"]) == s["lastTime"]
-    assert (row["leader_id"], row["leader_epoch"]) == (s["quorum"]["leaderId"],
-                                                       s["quorum"]["leaderEpoch"])
-    b = s["brokers"]
-    assert (row["brokers"], row["fenced_brokers"], row["in_controlled_shutdown"]) == (
-        len(b["ids"]), len(b["fenced"]), len(b["inControlledShutdown"]))
-    assert (row["controllers"], row["topics"], row["partitions"], row["under_replicated"],
-            row["offline"], row["under_min_isr"]) == (
-        len(s["controllers"]), s["topics"], s["partitions"], s["underReplicatedPartitions"],
-        s["offlinePartitions"], s["underMinIsrPartitions"])
-    c = s["records"]
-    assert (row["records_applied"], row["records_skipped"], row["records_dropped"],
-            row["records_by_type"]) == (c["recordsApplied"], c["recordsSkipped"],
-                                        c["recordsDropped"], c["byType"])
-    warnings = [line.split(": warning: ", 1)[1] for line in stderr.splitlines()
-                if ": warning: " in line]
-    assert [p["text"] for p in row["problems"]] == s["problems"]   # notes are not problems
-    # the shell shows the same lines on stderr, with repeats collapsed ("... and N
-    # more like it"): which of a kind are kept depends on their order, how many does not
-    expected = collapse_repeats(s["problems"] + row["notes"])
-    more = sorted(w for w in warnings if w.startswith("... and "))
-    assert more == sorted(line for line in expected if line.startswith("... and "))
-    shown = [w for w in warnings if not w.startswith("... and ")]
-    assert set(shown) <= set(s["problems"] + row["notes"])
-    assert len(shown) == len(expected) - len(more)
+    check_against_the_shell(tables, path, path)
 
 
 UNTIL = [(str(EXAMPLE), 120), (str(EXAMPLE), 300), (str(EXAMPLE), 450),

@@ -1,6 +1,7 @@
 """The fleet tables read from a real HDFS (a NameNode and two DataNodes on
 loopback) through Spark's own Hadoop client equal the tables of the same
-clusters read from local paths; a folder without read permission and a
+clusters read from local paths, and their image tables equal what the
+shell shows of the local copies; a folder without read permission and a
 missing path are one clear error naming the URI."""
 
 from __future__ import annotations
@@ -10,35 +11,20 @@ import time
 import pytest
 
 from tests.support import hdfs
-from tests.support.cluster_histories import write_cluster
-from tests.support.fleet_rows import by_name, comparable
+from tests.support.fleet_rows import GENERATED, by_name, comparable, fleet_folders
 from tests.support.hadoop_jars import require_java_and_maven
-from tests.support.paths import CORPORA, EXAMPLE
-from tests.support.spark import read_table, require_spark
+from tests.support.paths import EXAMPLE
+from tests.support.shell_tree import IMAGE, check_against_the_shell
+from tests.support.spark import by_cluster, read_table, require_spark
 
 from metashell.errors import InputError
 from metashell.spark.schemas import TABLES
 
 
-
-GENERATED = {"generated-a": (11, 40), "generated-b": (12, 60)}   # name: (seed, steps)
-
-
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory) -> dict:
-    """{name in the store: local cluster folder}: the example, every corpus
-    cluster and a couple of clusters generated from random histories (a
-    snapshot and a log after it)."""
-    from metashell.spark import discover
-
-    out = {"example": EXAMPLE}
-    root = tmp_path_factory.mktemp("generated")
-    for name, (seed, steps) in GENERATED.items():
-        out[name] = write_cluster(root / name, seed, steps)
-    if CORPORA.is_dir():
-        for c in discover.clusters(str(CORPORA)):
-            out[c[len(str(CORPORA)) + 1:].replace("/", "--")] = c
-    return out
+    """{name in the store: local cluster folder} (:func:`.fleet_rows.fleet_folders`)."""
+    return fleet_folders(tmp_path_factory.mktemp("generated"))
 
 
 @pytest.fixture(scope="module")
@@ -57,13 +43,25 @@ def store(spark, folders):
         server.stop()
 
 
-@pytest.mark.parametrize("table", TABLES)
-def test_tables_from_hdfs_equal_local(spark, store, folders, table):
+@pytest.fixture(scope="module")
+def from_hdfs(spark, store):
+    """The rows of a table of the whole fleet read from HDFS, each table
+    read once (when first asked for)."""
     from metashell.spark import read
 
-    remote = read(spark, f"{store.uri}/fleet", table=table)
-    rows = [r.asDict(recursive=True) for r in _millis(remote).collect()]
-    got = by_name(rows, {f"{store.uri}/fleet/{n}": n for n in folders})
+    read_tables: dict = {}
+
+    def rows(table: str) -> "list[dict]":
+        if table not in read_tables:
+            df = _millis(read(spark, f"{store.uri}/fleet", table=table))
+            read_tables[table] = [r.asDict(recursive=True) for r in df.collect()]
+        return read_tables[table]
+    return rows
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_tables_from_hdfs_equal_local(spark, store, folders, from_hdfs, table):
+    got = by_name(from_hdfs(table), {f"{store.uri}/fleet/{n}": n for n in folders})
     local = read_table(spark, table, [str(p) for p in folders.values()])
     want = by_name(local, {str(p): n for n, p in folders.items()})
     if table == "clusters":
@@ -74,6 +72,14 @@ def test_tables_from_hdfs_equal_local(spark, store, folders, table):
     assert set(got) == set(want)
     for name in want:
         assert comparable(table, got[name]) == comparable(table, want[name]), name
+
+
+def test_image_tables_from_hdfs_equal_the_shells_tree(store, folders, from_hdfs):
+    """Every cluster of the fleet, as read from HDFS (the tables were read for
+    the test above; the whole corpus costs the shell about two seconds)."""
+    tables = {t: by_cluster(from_hdfs(t)) for t in ("clusters",) + IMAGE}
+    for name, local in folders.items():
+        check_against_the_shell(tables, f"{store.uri}/fleet/{name}", local)
 
 
 def _millis(df):

@@ -19,27 +19,35 @@ import sys
 
 from .hadoop_jars import s3a_jars
 from .paths import REPO
+from .s3proxy import USER, Identity
 
 #: a child driver's or CLI run's limit against a hang, not a speed check: every table
 #: twice over the fleet takes minutes on a quiet machine, many more on a loaded one
 RUN_TIMEOUT_S = 2400
 
 
-def settings(endpoint: str) -> dict:
-    """``spark.hadoop.*`` for an S3 server at ``endpoint`` that takes any credentials."""
+def settings(endpoint: str, identity: Identity = USER) -> dict:
+    """``spark.hadoop.*`` for the S3 server at ``endpoint``, signed as ``identity``."""
     return {
         "spark.hadoop.fs.s3a.endpoint": endpoint,
         "spark.hadoop.fs.s3a.endpoint.region": "us-east-1",
         "spark.hadoop.fs.s3a.path.style.access": "true",
         "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
-        "spark.hadoop.fs.s3a.access.key": "metashell",
-        "spark.hadoop.fs.s3a.secret.key": "metashell-secret",
+        "spark.hadoop.fs.s3a.access.key": identity.access_key,
+        "spark.hadoop.fs.s3a.secret.key": identity.secret,
         "spark.hadoop.fs.s3a.attempts.maximum": "1",
         "spark.hadoop.fs.s3a.retry.limit": "1",
         "spark.hadoop.fs.s3a.retry.interval": "100ms",
         "spark.hadoop.fs.s3a.connection.establish.timeout": "2s",
         "spark.hadoop.fs.s3a.connection.timeout": "10s",
     }
+
+
+def bucket_settings(bucket: str, identity: Identity) -> dict:
+    """``spark.hadoop.*`` that sign the requests to ``bucket`` alone as
+    ``identity`` (s3a's per-bucket settings), beside the session's own."""
+    return {f"spark.hadoop.fs.s3a.bucket.{bucket}.access.key": identity.access_key,
+            f"spark.hadoop.fs.s3a.bucket.{bucket}.secret.key": identity.secret}
 
 
 def env(conf: dict) -> dict:

@@ -1,11 +1,12 @@
 """A child PySpark driver of the S3 tests (:mod:`.s3a`): one SparkSession
 with s3a reads every table asked for over the paths given (store URIs and
-local folders alike, one job per table), and lists the store URIs asked
-for; the answer is one JSON line on stdout. Timestamps are epoch ms (as in
-:func:`.spark.read_table`).
+local folders alike, one job per table), lists the store URIs asked for,
+and says how the listing of each of the ``refusals`` fails (its one-line
+error, or null if it does not); the answer is one JSON line on stdout.
+Timestamps are epoch ms (as in :func:`.spark.read_table`).
 
     python -m tests.support.s3a_reads '{"tables": [...], "paths": [URI or PATH, ...],
-        "listings": [URI, ...]}'
+        "listings": [URI, ...], "refusals": [URI, ...]}'
 """
 
 from __future__ import annotations
@@ -27,13 +28,20 @@ def _rows(df) -> list[dict]:
 
 
 def answer(spark, request: dict) -> dict:
+    from metashell.errors import InputError
     from metashell.spark import read
     from metashell.spark.store import clusters
 
-    out: dict = {"tables": {}, "listings": {}, "seconds": {}}
+    out: dict = {"tables": {}, "listings": {}, "refusals": {}, "seconds": {}}
     for uri in request.get("listings", []):
         out["listings"][uri] = [{"uri": c.uri, "files": [rel for _, rel in c.files]}
                                 for c in clusters(spark, uri)]
+    for uri in request.get("refusals", []):
+        try:
+            clusters(spark, uri)
+            out["refusals"][uri] = None
+        except InputError as e:
+            out["refusals"][uri] = str(e)
     for table in request.get("tables", []):
         began = time.monotonic()
         out["tables"][table] = _rows(read(spark, request["paths"], table=table))
