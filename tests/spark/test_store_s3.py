@@ -3,8 +3,9 @@
 cluster equals the local read and, for the image tables, what the shell shows
 of the local copy; ``__cluster_metadata-0/`` is found, globs work on
 ``s3a://`` URIs; ``kafka-metadata-fleet`` reports from S3, and a missing
-bucket, a bucket the credentials may not read, a wrong secret or a dead
-endpoint is one line naming the URI and the cause, exit 1, in seconds. The
+bucket, a bucket the credentials may not read or a dead endpoint is one
+line naming the URI and the cause, exit 1, in seconds (a wrong secret is
+the same error, checked in the reads' session). The
 store is configured only through ``spark.hadoop.*`` (:mod:`tests.support.s3a`).
 One server and one child driver (with s3a on its class path) serve the
 whole module; the CLI runs are children too.
