@@ -36,8 +36,8 @@ from .noop_runs import NOOP_RECORD, NoOpRun
 from .noop_runs import match as noop_run
 from .partition_change import PARTITION_KEY
 from .partition_runs import (OFFSET_DELTAS, PARTITION_LAST_VERSION, TIMESTAMP_DELTAS, TOPIC_LAST_VERSION,
-                             PartitionRun, TopicRun, run_after, topic_run_after)
-from .partition_runs import key as topic_key
+                             TopicRun, run_after)
+from .topic_runs import LearnedTopicRuns
 
 
 def shortcuts(reader: FileReader) -> "FastReading | None":
@@ -63,11 +63,7 @@ class FastReading:
         self.view = memoryview(reader.buf)
         self._runs: dict = {}   # run shapes of partition records (.partition_runs)
         self._by_length: dict = {}   # the last (shape, spec, decoder) of PartitionRecords by first byte
-        self._topic_shapes: dict = {}   # TopicRuns by their shape (.partition_runs)
-        self._topic_runs: dict = {}     # TopicRuns by partition_runs.key: the last of each
-        self._topic_seen: dict = {}     # partition_runs.key -> topics read record by record
-        self._name_ats: tuple = ()      # partition_runs.key's name_at of TopicRuns (a few)
-        self._name_at_by_width = [0, 0]  # the last one matched, per record length width (1, 2+)
+        self._topics = LearnedTopicRuns()   # the TopicRuns it has learned (.topic_runs)
         self._last = None               # the last run's (shape, spec, decoder) in a batch
         self._changes = ChangeShapes()  # shapes of the change records deferred (.change_batches)
         # a snapshot's configs, quotas, ACLs, SCRAM users and tokens are deferred in runs (.kept_runs)
@@ -121,7 +117,7 @@ class FastReading:
             return None
         buf, fields = self.buf, HEADER_FIELDS.unpack_from
         crc = _crc32c.crc32c if self.verify_crc else None
-        changes, take_topic = self._changes, self._topic_batch
+        changes, take_topic = self._changes, self._topics.batch_entry
         ids_at = changes.ids_at
         single = changes.single()   # a change batch's pattern, once compiled
         # constants as locals: the loop runs once per batch
@@ -173,36 +169,6 @@ class FastReading:
         changes_only = topics == 0 and len(entries) > 0
         return Batch(header, BatchRun(entries, noops, changes_only, positions, batch_no, reader.batch_at),
                      file_no)
-
-    def _topic_batch(self, buf, p: int, end: int, count: int, base: int, ts: int, refs: int):
-        """The records section ``buf[p:end]`` of a batch of ``count`` records
-        as one ``TOPIC_WITH_RUN`` entry, if one of the reader's TopicRuns
-        matches it whole (a TopicRecord v0 and its partitions,
-        :mod:`.partition_runs`), as :meth:`_defer_topic_runs` would
-        read it; else None. ``base``, ``ts``: the batch's base offset and
-        timestamp; ``refs``: a ref less its position in ``buf``."""
-        name_at = self._name_at_by_width[buf[p] >> 7]
-        if not name_at or p + name_at >= end:
-            return None
-        nb = buf[p + name_at]
-        if p + name_at + nb + 18 >= end:
-            return None
-        tr = self._topic_runs.get(name_at << 16 | nb << 8 | buf[p + name_at + nb + 18])
-        m = None if tr is None else tr.pattern.match(buf, p, end)
-        if m is None or m.end() != end:
-            return None
-        run, start, n = tr.run, p + tr.size, count - 1
-        if start + n * run.size != end:
-            return None
-        tsd, od, name, raw = m.groups()
-        try:
-            name = str(name, "utf-8")
-        except UnicodeDecodeError:
-            return None
-        return deferred.topic_with_run(
-            refs + p, name, raw, base + OFFSET_DELTAS[od], ts + TIMESTAMP_DELTAS[tsd],
-            b2a_base64(raw, newline=False)[:22].translate(URLSAFE).decode(),
-            refs + start, run, (run.pid_structs.get(n) or run.pid_unpacker(n))(buf, start))
 
     # -- runs decoded eagerly ------------------------------------------------------------------
 
@@ -273,8 +239,9 @@ class FastReading:
         its partitions, so finding a step's shape is inline, taking it a call."""
         payload, total, resolved, i = pos, h.count, RESOLVED, 0   # i: records read so far
         append_ts = h.max_timestamp if h.log_append_time else None
-        by_length, topic_runs, by_width = self._by_length, self._topic_runs, self._name_at_by_width
-        name_ats, self._last = self._name_ats, None
+        topics = self._topics
+        by_length, topic_runs, by_width = self._by_length, topics.by_key, topics.name_at_by_width
+        name_ats, self._last = topics.name_ats, None
         general = reader.general_records   # the general path, for what no shortcut takes
         while i < total:
             m = None
@@ -297,7 +264,7 @@ class FastReading:
                         i += n
                         continue
                 if len(name_ats) > 1:   # or where another topic's was
-                    tr, m = self._topic_run_at(buf, pos, end, name_at)
+                    tr, m = topics.run_at(buf, pos, end, name_at)
             if m is not None:
                 pos, n = self._defer_topic_runs(tr, m, h, buf, pos, end, total - i, refs, out)
                 if n:
@@ -326,7 +293,7 @@ class FastReading:
                             total - i, refs, out)
                         if n:
                             i += n
-                            name_ats = self._name_ats   # it may have made a TopicRun
+                            name_ats = topics.name_ats   # it may have made a TopicRun
                             continue
             pos = general(h, buf, at, end, payload, 1, out)
             i += 1
@@ -470,7 +437,7 @@ class FastReading:
                                                raw if rid == raw else rid)
                 if rid == raw and run.api == 3:   # the topic and its run as one entry
                     out.append(deferred.topic(refs + at, name, raw, offset, ts, tid, entry))
-                    self._learn_topic_run(buf, at, vstart, end, run)
+                    self._topics.learn(buf, at, vstart, end, run)
                 else:
                     out.append(deferred.topic(refs + at, name, raw, offset, ts, tid))
                     out.append(entry)
@@ -480,44 +447,3 @@ class FastReading:
         UUID_TEXT[raw] = tid
         out.append(deferred.topic(refs + at, name, raw, offset, ts, tid))
         return rend, 1
-
-    # -- runs of partition records (.partition_runs) -------------------------------------------
-
-    def _learn_topic_run(self, buf, at: int, vstart: int, end: int, run: PartitionRun) -> None:
-        """After the TopicRecord at ``at`` (its value at ``vstart``) and its
-        partitions of shape ``run``: the next topics alike are looked for at
-        the top of :meth:`records`, by their TopicRun's key. The TopicRun is
-        made (a compile, ~0.15 ms) once :data:`TOPIC_RUN_AFTER` topics like
-        it were read record by record, so that a shape few topics have costs
-        no compile (a snapshot of mixed topics has hundreds of shapes)."""
-        k = topic_key(buf, at, vstart - at + 3, end)
-        tr = self._topic_runs.get(k)
-        if tr is None or tr.run is not run:
-            seen = self._topic_seen[k] = self._topic_seen.get(k, 0) + 1
-            if seen < TOPIC_RUN_AFTER:
-                return
-            tr = self._topic_runs[k] = topic_run_after(self._topic_shapes, buf, at, vstart, run)
-        self._name_at_by_width[buf[at] >> 7] = tr.name_at
-        if tr.name_at not in self._name_ats:
-            self._name_ats = (tr.name_at, *self._name_ats[:5])
-
-    def _topic_run_at(self, buf, pos: int, end: int, tried: int) -> tuple:
-        """``(TopicRun, match)`` at ``pos`` for a TopicRecord whose name's
-        length is at another of the places seen than ``tried`` (see :meth:`records`),
-        or ``(None, None)``; the place found is tried first from now on for
-        records whose length is as wide."""
-        for name_at in self._name_ats:
-            if name_at == tried or pos + name_at >= end or buf[pos + name_at - 2] != 2:   # apiKey
-                continue
-            tr = self._topic_runs.get(topic_key(buf, pos, name_at, end))
-            m = None if tr is None else tr.pattern.match(buf, pos, end)
-            if m is not None:
-                self._name_at_by_width[buf[pos] >> 7] = name_at
-                return tr, m
-        return None, None
-
-
-# topics of one shape read record by record before its TopicRun is made: a
-# shape few topics have costs no compile (-34% reader instructions on the
-# bench's mixed snapshot at 100,000 partitions, the same time at 1 M)
-TOPIC_RUN_AFTER = 16

@@ -12,6 +12,7 @@ from metashell.fast.deferred import (API_KEY, PARTITION_RUN, RAW_TOPIC_ID, REF, 
                                        TOPIC_ID, TOPIC_NAME, TOPIC_OFFSET, TOPIC_RAW_ID, TOPIC_WITH_RUN, count,
                                        kind, topic_run)
 from metashell.fast import reading as reader
+from metashell.fast import topic_runs
 from metashell.fast.reading import shortcuts
 from metashell.kraft.compression import LZ4, ZSTD
 from metashell.kraft.framing import frame
@@ -199,12 +200,12 @@ def topic_outs(plan: list, filler: int) -> list[Out]:
                                                                 "lagging", "two-replicas"])),
                      min_size=1, max_size=25),
        filler=st.sampled_from([0, 40, 8200]))
-@pytest.mark.parametrize("topic_run_after", [1, reader.TOPIC_RUN_AFTER])
+@pytest.mark.parametrize("topic_run_after", [1, topic_runs.TOPIC_RUN_AFTER])
 def test_a_topic_with_its_partitions_in_one_match_is_read_as_record_by_record(
         tmp_path, monkeypatch, topic_run_after, plan, filler):
     """(A TopicRun made after the first topic of its shape, or only after
     as many as the reader waits for.)"""
-    monkeypatch.setattr(reader, "TOPIC_RUN_AFTER", topic_run_after)
+    monkeypatch.setattr(topic_runs, "TOPIC_RUN_AFTER", topic_run_after)
     w = LogWriter(0, 3, TS)
     w.batch(topic_outs(plan, filler))
     p = tmp_path / "00000000000000000000.log"
@@ -215,13 +216,13 @@ def test_a_topic_with_its_partitions_in_one_match_is_read_as_record_by_record(
     assert (shown(a), problems(a)) == (shown(b), problems(b))
 
 
-@pytest.mark.parametrize("topic_run_after", [1, reader.TOPIC_RUN_AFTER])
+@pytest.mark.parametrize("topic_run_after", [1, topic_runs.TOPIC_RUN_AFTER])
 def test_topics_after_the_first_are_each_one_entry(tmp_path, monkeypatch, topic_run_after):
     """Topics past the first: one entry each (one of one partition too), but
     for a topic whose partitions name another id; one match each once a
     TopicRun of their shape is made (the first topic of a new name length
     is one entry too, made record by record)."""
-    monkeypatch.setattr(reader, "TOPIC_RUN_AFTER", topic_run_after)
+    monkeypatch.setattr(topic_runs, "TOPIC_RUN_AFTER", topic_run_after)
     plan = [("ab", 3, "plain"), ("cd", 3, "plain"), ("ef", 1, "plain"), ("gh", 3, "plain"),
             ("ij", 3, "another-topic"), ("kl", 3, "plain"), ("mnop", 3, "plain"), ("qrst", 3, "plain")]
     w = LogWriter(0, 3, TS)
@@ -233,7 +234,7 @@ def test_topics_after_the_first_are_each_one_entry(tmp_path, monkeypatch, topic_
     assert [kind(e) for e in entries] == [TOPIC, PARTITION_RUN] + [TOPIC_WITH_RUN] * 3 + [
         TOPIC, PARTITION_RUN] + [TOPIC_WITH_RUN] * 3
     assert [count(e) - 1 for e in entries if kind(e) == TOPIC_WITH_RUN] == [3, 1, 3, 3, 3, 3]
-    assert bool(file.shortcuts._topic_runs) == (topic_run_after == 1)
+    assert bool(file.shortcuts._topics.by_key) == (topic_run_after == 1)
     assert compare_file(p) == 7 * 3 + 1
 
 
