@@ -151,7 +151,9 @@ def child_spark(master: str, roots: str, fleets: list[str]) -> dict:
         after = Processes(ours)
         out["fleets"].append({"seconds": seconds, "cpu": after.cpu() - cpu, "rows": rows,
                               "worker_peaks": after.worker_peaks()})
+    log = spark.conf.get("spark.metashell.log")
     spark.stop()
+    os.unlink(log)   # Spark's own output: nothing left in the temporary folder
     return out
 
 

@@ -9,6 +9,8 @@ installs the extra and has Java, so the Spark tests must run there.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.support.spark import require_spark
@@ -23,5 +25,7 @@ def spark():
     session = start_spark("local[2]", app_name="metashell-tests",
                           conf={"spark.sql.shuffle.partitions": "2"})
     register(session)
+    log = Path(session.conf.get("spark.metashell.log"))
     yield session
     session.stop()
+    log.unlink(missing_ok=True)   # Spark's own output: nothing left in the temporary folder
