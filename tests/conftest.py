@@ -6,6 +6,7 @@ builders, fakes, test doubles; imported as ``tests.support.<module>``)."""
 from __future__ import annotations
 
 import gc
+import signal
 
 import pytest
 
@@ -23,6 +24,7 @@ def _free_sessions():
 
 
 def pytest_configure(config):
+    _hear_ctrl_c()
     config.addinivalue_line(
         "markers", "corpora: reads the real Kafka files of ../shared/corpora (skips where they "
                    "are absent, fails under CI): tests.support.corpora")
@@ -33,3 +35,14 @@ def _corpora(request):
     """A test marked ``corpora`` needs the shared corpora (tests.support.corpora)."""
     if request.node.get_closest_marker("corpora") is not None:
         require_corpora()
+
+
+def _hear_ctrl_c() -> None:
+    """Ctrl-C reaches the suite and the processes it starts even when the
+    suite was started in the background of a script (``cmd &`` without job
+    control), which sets SIGINT to be ignored, and ignored it stays across
+    ``exec``: the tests of Ctrl-C (a shell exits 130, ``watch`` stops) send
+    it to themselves or to a child, which would then wait forever. A handler
+    of our own is reset to the default in a child, as Python's is."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

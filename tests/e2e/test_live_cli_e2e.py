@@ -194,18 +194,24 @@ def test_interactive_follows_shows_a_lost_quorum_and_exits_at_once(quorum, tmp_p
 
 
 def test_ctrl_c_while_catching_up_exits_130_at_once(tmp_path):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([str(BIN), "-C", f"127.0.0.1:{port}", "--timeout", "30", "ls"],
-                            env=env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    try:
-        time.sleep(3)                            # the behaviour: SIGINT in the middle of connecting
-        proc.send_signal(signal.SIGINT)
-        started = time.monotonic()
-        out, err = proc.communicate(timeout=10)
-        assert time.monotonic() - started < 3
-    finally:
-        proc.kill()
+    # a controller that accepts and never answers: the shell is, for sure, in
+    # the middle of catching up once its connection is accepted (under load
+    # the launcher script can take seconds to start Python, and a SIGINT sent
+    # to it before then is not what this test is about)
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        silent.settimeout(60)
+        proc = subprocess.Popen([str(BIN), "-C", f"127.0.0.1:{silent.getsockname()[1]}",
+                                 "--timeout", "30", "ls"],
+                                env=env(tmp_path), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            connection, _ = silent.accept()
+            with connection:
+                proc.send_signal(signal.SIGINT)
+                started = time.monotonic()
+                out, err = proc.communicate(timeout=10)
+                assert time.monotonic() - started < 3
+        finally:
+            proc.kill()
+            proc.wait()
     assert proc.returncode == 130 and out == "" and "Traceback" not in err
