@@ -30,6 +30,24 @@ def pytest_configure(config):
                    "are absent, fails under CI): tests.support.corpora")
 
 
+def pytest_collection_modifyitems(config, items):
+    """Each test's pytest-xdist group (``--dist loadgroup``): what shares an
+    expensive set-up runs in one worker, which sets it up once. A real Kafka
+    release's tests share its workload cluster (the group is the release,
+    across modules); the Spark tests share a Spark session, the standalone
+    cluster, HDFS and S3 (one group); any other test shares its module's
+    fixtures (the group is its file)."""
+    for item in items:
+        version = getattr(getattr(item, "callspec", None), "params", {}).get("kafka_version")
+        if version is not None:
+            group = f"kafka-{version}"
+        elif item.path.parent.name == "spark":
+            group = "spark"
+        else:
+            group = item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(autouse=True)
 def _corpora(request):
     """A test marked ``corpora`` needs the shared corpora (tests.support.corpora)."""

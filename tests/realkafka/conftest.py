@@ -21,10 +21,12 @@ from kafka.errors import KafkaTimeoutError, RequestTimedOutError
 
 from .cluster import ACTIVE, NodeExited
 from .jars import require_java_and_maven, selected_versions
-from .workload import KafkaRun, run_release
+from .workload import KafkaRun, run_release, version_tuple
 
-# Wall time spent per release (setup, call and teardown of its tests).
+# Wall time spent per release (setup, call and teardown of its tests), and what
+# its workload run did, gathered from the reports where the summary is printed.
 RELEASE_SECONDS: "dict[str, float]" = defaultdict(float)
+WORKLOAD_NOTES: "dict[str, str]" = {}
 
 
 def pytest_generate_tests(metafunc):
@@ -94,28 +96,42 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
+    """A release's report carries its version and its workload's note (it runs
+    where its cluster ran: a pytest-xdist worker, whose reports reach the
+    summary's process as they are); a failed one, Kafka's logs."""
     report = yield
     version = getattr(getattr(item, "callspec", None), "params", {}).get("kafka_version")
     if version is not None:
-        RELEASE_SECONDS[version] += report.duration
+        report.user_properties.append(("kafka_version", version))
+        report.user_properties.append(("kafka_workload", _workload_note(version)))
     if report.failed:
         for cluster in ACTIVE:
             report.sections.append((f"Kafka {cluster.version} logs", cluster.log_tails()))
     return report
 
 
+def pytest_runtest_logreport(report):
+    properties = dict(report.user_properties)
+    version = properties.get("kafka_version")
+    if version is not None:
+        RELEASE_SECONDS[version] += report.duration
+        WORKLOAD_NOTES[version] = properties.get("kafka_workload") or WORKLOAD_NOTES.get(version, "")
+
+
+def _workload_note(version: str) -> str:
+    run = _RUNS.get(version)
+    if isinstance(run, KafkaRun):
+        upgrade = [s for s in run.workload.steps if s.startswith("metadata.version")]
+        skipped = [s for s, how in run.workload.steps.items() if how != "done"]
+        return (f"  (workload {run.seconds:.0f} s; {', '.join(upgrade)}"
+                + (f"; skipped: {', '.join(skipped)}" if skipped else "") + ")")
+    return "  (workload failed)" if run is not None else ""
+
+
 def pytest_terminal_summary(terminalreporter):
     if not RELEASE_SECONDS:
         return
     terminalreporter.section("real Kafka: wall time per release")
-    for version, seconds in RELEASE_SECONDS.items():
-        run = _RUNS.get(version)
-        if isinstance(run, KafkaRun):
-            upgrade = [s for s in run.workload.steps if s.startswith("metadata.version")]
-            skipped = [s for s, how in run.workload.steps.items() if how != "done"]
-            note = (f"  (workload {run.seconds:.0f} s; {', '.join(upgrade)}"
-                    + (f"; skipped: {', '.join(skipped)}" if skipped else "") + ")")
-        else:
-            note = "  (workload failed)" if run is not None else ""
-        terminalreporter.write_line(f"Kafka {version:8} {seconds:7.1f} s{note}")
+    for version, seconds in sorted(RELEASE_SECONDS.items(), key=lambda kv: version_tuple(kv[0])):
+        terminalreporter.write_line(f"Kafka {version:8} {seconds:7.1f} s{WORKLOAD_NOTES[version]}")
     terminalreporter.write_line(f"total        {sum(RELEASE_SECONDS.values()):7.1f} s")

@@ -19,7 +19,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from .jars import cache_root, log_config, require_java_and_maven, shell_classpath
+from .jars import cache_root, compiled, log_config, require_java_and_maven, shell_classpath
 
 DRIVER = Path(__file__).resolve().parent / "ImageDump.java"
 NEWEST = "4.3.1"
@@ -42,14 +42,7 @@ class Dump:
 
 def _driver_classes(version: str) -> Path:
     """The driver compiled against ``version``'s shell (once per source change)."""
-    out = cache_root() / version / "image-dump"
-    stamp = out / f".{int(DRIVER.stat().st_mtime_ns)}"
-    if not stamp.exists():
-        out.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["javac", "-d", str(out), "-cp", shell_classpath(version), str(DRIVER)],
-                       check=True, capture_output=True, timeout=300)
-        stamp.write_text("")
-    return out
+    return compiled(DRIVER, cache_root() / version / "image-dump", shell_classpath(version))
 
 
 def kafka_dumps(files, out_dir: Path, version: str = NEWEST,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -155,6 +156,30 @@ def log_config(version: str) -> "tuple[str, Path]":
     if not path.exists() or path.read_text() != text:
         _write_atomically(path, text)
     return option, path
+
+
+def compiled(source: Path, where: Path, classpath: "str | None" = None) -> Path:
+    """The classes of ``source``, compiled once per change of it into a folder
+    under ``where`` named by its modification time. javac writes into a
+    temporary folder renamed into place, so that test processes running side
+    by side (pytest-xdist workers) never load a half-written class; the first
+    rename wins, the others' copies are dropped."""
+    out = where / f"classes-{source.stat().st_mtime_ns}"
+    if out.is_dir():
+        return out
+    where.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(dir=where, prefix=".javac-"))
+    try:
+        subprocess.run(["javac", "-d", str(work)] + (["-cp", classpath] if classpath else [])
+                       + [str(source)], check=True, capture_output=True, timeout=300)
+        try:
+            work.rename(out)
+        except OSError:
+            if not out.is_dir():
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return out
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .jars import cache_root
+from .jars import cache_root, compiled
 
 SOURCE = Path(__file__).resolve().parent / "ToolServer.java"
 STOP_TIMEOUT_S = 10.0
@@ -28,14 +28,7 @@ class ToolFailed(AssertionError):
 
 def server_classes() -> Path:
     """ToolServer compiled (once per source change; it needs no Kafka jar)."""
-    out = cache_root() / "tool-server"
-    stamp = out / f".{int(SOURCE.stat().st_mtime_ns)}"
-    if not stamp.exists():
-        out.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["javac", "-d", str(out), str(SOURCE)],
-                       check=True, capture_output=True, timeout=300)
-        stamp.write_text("")
-    return out
+    return compiled(SOURCE, cache_root() / "tool-server")
 
 
 class ToolJvm:
