@@ -18,6 +18,11 @@ here (:func:`__getattr__`, once; then it is this module's own): the shell's
 ``log`` pays for the reader's shortcuts, not for the replay's objects, so
 importing through the door costs what importing the modules did. The
 importer binds the object itself (no wrapper): a record costs what it did.
+
+Every method and attribute the layers above use of the offered objects is
+declared in :mod:`.interface` (offered here too): the parts of the replay
+are written against those protocols, and only ``replay/engine.py`` names the
+classes that keep them.
 """
 
 from __future__ import annotations
@@ -72,6 +77,14 @@ OFFERS: dict[str, tuple[str, str]] = {
     "RunTexts": ("run_texts", "RunTexts"),
     # where a run's topic id goes in a ``RunTexts`` printf-style format
     "TEXT_TOPIC": ("run_texts", "TOPIC"),
+
+    # -- the interface the objects above keep, one protocol each (``interface.py``)
+    "Store": ("interface", "Store"),
+    "StoreRefs": ("interface", "StoreRefs"),
+    "Entries": ("interface", "Entries"),
+    "Filer": ("interface", "Filer"),
+    "Counts": ("interface", "Counts"),
+    "RunTextMaker": ("interface", "RunTextMaker"),
 }
 
 __all__ = list(OFFERS)

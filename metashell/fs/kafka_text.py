@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
 from ..kraft import enums
-from ..fast.door import RunTexts
+from ..fast.door import RunTextMaker, RunTexts
 from ..kraft.primitives import INT64_PAIR
 from ..replay.partition_model import layout_state
 
@@ -189,7 +189,7 @@ def registration_format(layout: tuple, nl: "str | None" = None) -> "str | None":
 
 #: :func:`partition` of each partition of a run, written from the values read of
 #: its bytes (``tree /image/topics`` at a million partitions: no state folded)
-RUN_REGISTRATIONS = RunTexts(registration_format, numbered=True)
+RUN_REGISTRATIONS: RunTextMaker = RunTexts(registration_format, numbered=True)
 
 
 def acl(value: dict) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ..fast.door import Entries
 from ..kraft.batch import ATTR_CODEC
 from ..kraft.records import CONTROL, UNDECODABLE, Record
 from .delta import Delta
@@ -35,7 +36,7 @@ TRANSACTION_RECORDS = frozenset(("BeginTransactionRecord", "EndTransactionRecord
 class BatchLoader:
     """Feeds one load's batches, in order, to its delta."""
 
-    def __init__(self, delta: Delta, entries, make_image: Callable, *,
+    def __init__(self, delta: Delta, entries: Entries, make_image: Callable, *,
                  until_offset: int | None = None, until_time: int | None = None):
         self.delta = delta
         self.tally = delta.tally

@@ -20,6 +20,7 @@ session reads fetched batches without deferral.
 
 from __future__ import annotations
 
+from ..fast.door import Filer
 from ..kraft.records import UNDECODABLE, Record
 from .entities import (acls, brokers, configs, features, producer_ids, quotas, scram, tokens,
                        topics)
@@ -37,7 +38,7 @@ PARTITION_RECORDS = frozenset(("TopicRecord", "PartitionRecord", "PartitionChang
 class Delta:
     """The image being built and what each record does to it."""
 
-    def __init__(self, image, tally: Tally, topic_source=None, filer=None,
+    def __init__(self, image, tally: Tally, topic_source=None, filer: "Filer | None" = None,
                  partition_key=topics.decoded_key):
         self.image = image
         self.tally = tally

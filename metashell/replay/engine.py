@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..fast.door import ChangeFiler, EntryReplay, RecordStore, Refs, TopicCounts
+from ..fast.door import (ChangeFiler, Counts, Entries, EntryReplay, Filer, RecordStore, Refs,
+                         Store, StoreRefs, TopicCounts)
 from .batch_loader import BatchLoader
 from .delta import Delta
 from .folding import PartitionFolder
@@ -37,15 +38,15 @@ class ReplayEngine:
 
     def __init__(self, *, until_offset: int | None = None, until_time: int | None = None,
                  store: RecordStore | None = None):
-        self.store = store if store is not None else RecordStore()
+        self.store: Store = store if store is not None else RecordStore()
         self.tally = tally = Tally()
-        self.refs = Refs(self.store)
-        self.filer = ChangeFiler(self.refs, tally)
+        self.refs: StoreRefs = Refs(self.store)
+        self.filer: Filer = ChangeFiler(self.refs, tally)
         self.topic_source = PartitionFolder(self.refs, self.filer)
         new_image = partial(_wired_image, self.refs, KeptReplay(self.refs, tally), self.filer)
         self.delta = Delta(new_image(), tally, self.topic_source, self.filer, EntryReplay.partition_key)
-        self.entries = EntryReplay(self.delta, self.refs, self.filer, TopicState)
-        self.counts = TopicCounts(self.store, self.topic_source)
+        self.entries: Entries = EntryReplay(self.delta, self.refs, self.filer, TopicState)
+        self.counts: Counts = TopicCounts(self.store, self.topic_source)
         self.loader = BatchLoader(self.delta, self.entries, new_image,
                                   until_offset=until_offset, until_time=until_time)
 
@@ -190,7 +191,7 @@ class ReplayEngine:
         self.delta = self.entries = self.counts = self.loader = None
 
 
-def _wired_image(refs: Refs, kept: KeptReplay, filer: ChangeFiler) -> Image:
+def _wired_image(refs: StoreRefs, kept: KeptReplay, filer: Filer) -> Image:
     """A new, empty image whose lazy parts ask the fast path's objects
     (refs read back, kept runs applied), into which pending changes are filed."""
     image = Image(refs=refs, kept_reader=kept)

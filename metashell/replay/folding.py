@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..fast.door import ChangeFiler, Refs, run_fields
+from ..fast.door import Filer, StoreRefs, run_fields
 from ..kraft.primitives import UUID_TEXT
 from ..kraft.records import UNDECODABLE, Record
 from .partition_model import (LayoutPlan, PartitionState, layout_plan, merge_change,
@@ -54,7 +54,7 @@ class RunValues:
 class PartitionFolder:
     """Folds partitions from the records filed under them: what a topic asks."""
 
-    def __init__(self, refs: Refs, filer: ChangeFiler):
+    def __init__(self, refs: StoreRefs, filer: Filer):
         self.refs = refs
         self.store = refs.store
         self.records = refs.records     # a partition's records (as filed) as Records

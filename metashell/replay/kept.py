@@ -12,7 +12,7 @@ from their bytes (:meth:`KeptReplay.config_values`).
 
 from __future__ import annotations
 
-from ..fast.door import KEPT_COUNT, REF, Refs
+from ..fast.door import KEPT_COUNT, REF, StoreRefs
 from ..gcpause import no_cyclic_gc
 from ..kraft.catalog import METADATA
 from ..kraft.records import UNDECODABLE
@@ -25,7 +25,7 @@ class KeptReplay:
     """Applies, checks and reads the kept runs of a load's images (each
     image asks it with itself: it holds none)."""
 
-    def __init__(self, refs: Refs, tally: Tally):
+    def __init__(self, refs: StoreRefs, tally: Tally):
         self.refs = refs
         self.store = refs.store
         self.tally = tally

@@ -58,7 +58,7 @@ from typing import Any, Callable, Mapping
 from ..kraft import enums
 from ..kraft.catalog import METADATA, METADATA_2_8
 from ..kraft.fields import MISSING, UNKNOWN_TAGS, Field
-from ..fast.door import TEXT_TOPIC, RunTexts
+from ..fast.door import TEXT_TOPIC, RunTextMaker, RunTexts
 from .partition_values import MIGRATING_DIR, SHORT_ARRAY, encode_str, ints_text, named_text, uuids_text
 
 PARTITION_RECORD = METADATA[3]
@@ -541,7 +541,7 @@ _BY_JSON = {m.json: m for m in FIELDS}
 #: a run, written from the values read of its bytes (``PartitionFolder.topic_texts``'
 #: ``make``; ``cat`` of every partition's data, each topic asked for all its
 #: partitions at once)
-RUN_TEXTS = RunTexts(run_format)
+RUN_TEXTS: RunTextMaker = RunTexts(run_format)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..fast.door import Store
 from .engine import ReplayEngine
 from .image import Image, TopicState
 
@@ -108,7 +109,7 @@ def _replay_before(changed: dict, offset: int, snapshot_end: int | None) -> Imag
     return mini.image
 
 
-def _rewind_partitions(old: Image, store, log_files, offset: int) -> None:
+def _rewind_partitions(old: Image, store: Store, log_files, offset: int) -> None:
     """Cut, in ``old``'s topics, the records of every partition that the log
     changed after ``offset`` back to those up to it; a topic with such a
     partition gets its own copy. Which partitions: those the log's records
