@@ -30,8 +30,12 @@ def pytest_configure(config):
                    "are absent, fails under CI): tests.support.corpora")
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Each test's pytest-xdist group (``--dist loadgroup``): what shares an
+    """Each test's pytest-xdist group (``--dist loadgroup``), marked before
+    the worker turns the marks into node ids (first: this file is registered
+    before xdist's worker plugin, whose hook would otherwise run first and
+    see no mark, and the groups would be one test each). What shares an
     expensive set-up runs in one worker, which sets it up once. A real Kafka
     release's tests share its workload cluster (the group is the release,
     across modules); the Spark tests share a Spark session, the standalone
