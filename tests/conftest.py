@@ -12,6 +12,9 @@ import pytest
 
 from tests.support.corpora import require_corpora
 
+# each real Kafka release's wall time in the summary (a plugin: see its docstring)
+pytest_plugins = ["tests.realkafka.release_times"]
+
 
 @pytest.fixture(autouse=True, scope="module")
 def _free_sessions():

@@ -1,6 +1,6 @@
 """Real-Kafka tests: the ``kafka_version`` parameter, the ``realkafka``
-marker, Kafka's logs in the report of a failed test, and each release's wall
-time at the end of the run.
+marker, Kafka's logs in the report of a failed test, and each report's
+release and workload note (summed and printed by ``release_times.py``).
 
 Every test under this directory is marked ``realkafka``; a test that takes
 the ``kafka_version`` fixture runs once per release chosen by
@@ -13,7 +13,6 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -21,12 +20,7 @@ from kafka.errors import KafkaTimeoutError, RequestTimedOutError
 
 from .cluster import ACTIVE, NodeExited
 from .jars import require_java_and_maven, selected_versions
-from .workload import KafkaRun, run_release, version_tuple
-
-# Wall time spent per release (setup, call and teardown of its tests), and what
-# its workload run did, gathered from the reports where the summary is printed.
-RELEASE_SECONDS: "dict[str, float]" = defaultdict(float)
-WORKLOAD_NOTES: "dict[str, str]" = {}
+from .workload import KafkaRun, run_release
 
 
 def pytest_generate_tests(metafunc):
@@ -110,14 +104,6 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
-def pytest_runtest_logreport(report):
-    properties = dict(report.user_properties)
-    version = properties.get("kafka_version")
-    if version is not None:
-        RELEASE_SECONDS[version] += report.duration
-        WORKLOAD_NOTES[version] = properties.get("kafka_workload") or WORKLOAD_NOTES.get(version, "")
-
-
 def _workload_note(version: str) -> str:
     run = _RUNS.get(version)
     if isinstance(run, KafkaRun):
@@ -126,12 +112,3 @@ def _workload_note(version: str) -> str:
         return (f"  (workload {run.seconds:.0f} s; {', '.join(upgrade)}"
                 + (f"; skipped: {', '.join(skipped)}" if skipped else "") + ")")
     return "  (workload failed)" if run is not None else ""
-
-
-def pytest_terminal_summary(terminalreporter):
-    if not RELEASE_SECONDS:
-        return
-    terminalreporter.section("real Kafka: wall time per release")
-    for version, seconds in sorted(RELEASE_SECONDS.items(), key=lambda kv: version_tuple(kv[0])):
-        terminalreporter.write_line(f"Kafka {version:8} {seconds:7.1f} s{WORKLOAD_NOTES[version]}")
-    terminalreporter.write_line(f"total        {sum(RELEASE_SECONDS.values()):7.1f} s")
