@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import atexit
 import base64
+import fcntl
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -45,6 +47,43 @@ LOG_TAIL_LINES = 40
 
 # Clusters started and not yet closed, for the failure report (conftest).
 ACTIVE: "list[KafkaCluster]" = []
+
+
+class ClusterSlot:
+    """One machine's right to run Kafka clusters, held from a cluster's
+    format to its close: the suite's pytest-xdist workers take turns, so
+    two releases' clusters (ten JVMs, electing, registering brokers) never
+    starve each other on a 2-core machine; one stops the other's broker
+    with "a fatal error while waiting for the controller to acknowledge
+    that we are caught up" there. An exclusive ``flock`` on a file of the
+    jar cache, so that any test session of this user takes turns too; within
+    one process the slot is re-entered (a test holding a cluster may start
+    another), counted, and released by the last holder."""
+
+    def __init__(self):
+        self._guard = threading.Lock()
+        self._held = 0
+        self._file = None
+
+    def take(self) -> None:
+        with self._guard:
+            if self._held == 0:
+                path = jars.cache_root() / ".clusters.lock"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._file = open(path, "a")
+                fcntl.flock(self._file, fcntl.LOCK_EX)
+            self._held += 1
+
+    def give(self) -> None:
+        with self._guard:
+            self._held -= 1
+            if self._held == 0:
+                fcntl.flock(self._file, fcntl.LOCK_UN)
+                self._file.close()
+                self._file = None
+
+
+SLOT = ClusterSlot()
 
 
 def _kill_leftovers() -> None:
@@ -302,6 +341,7 @@ class KafkaCluster:
     # -- life cycle ---------------------------------------------------------------
 
     def __enter__(self) -> "KafkaCluster":
+        SLOT.take()
         ACTIVE.append(self)
         try:
             self.started_at = time.monotonic()
@@ -331,6 +371,7 @@ class KafkaCluster:
                 self.stop(node.node_id)
         if self in ACTIVE:
             ACTIVE.remove(self)
+            SLOT.give()
 
     def tools(self) -> "ToolJvm | None":
         """The JVM that runs Kafka's command-line tools against this cluster
