@@ -39,21 +39,15 @@ def pytest_collection_modifyitems(config, items):
     the worker turns the marks into node ids (first: this file is registered
     before xdist's worker plugin, whose hook would otherwise run first and
     see no mark, and the groups would be one test each). What shares an
-    expensive set-up runs in one worker, which sets it up once:
-
-    * every test of a real Kafka release, all releases in one group: their
-      clusters (a workload cluster per release, shared across modules, and
-      the live and combined ones) then run one after another, as they would
-      in one process, while the other worker runs the rest. Two releases'
-      clusters side by side (ten JVMs electing and registering on two cores)
-      starved each other's brokers, and taking turns across workers
-      (``cluster.ClusterSlot``) left a worker waiting: 25 minutes instead of
-      about 19;
-    * the Spark tests (one session, the standalone cluster, HDFS and S3);
-    * any other test with its file (its module's fixtures)."""
+    expensive set-up runs in one worker, which sets it up once. A real Kafka
+    release's tests share its workload cluster (the group is the release,
+    across modules); the Spark tests share a Spark session, the standalone
+    cluster, HDFS and S3 (one group); any other test shares its module's
+    fixtures (the group is its file)."""
     for item in items:
-        if getattr(getattr(item, "callspec", None), "params", {}).get("kafka_version"):
-            group = "kafka-releases"
+        version = getattr(getattr(item, "callspec", None), "params", {}).get("kafka_version")
+        if version is not None:
+            group = f"kafka-{version}"
         elif item.path.parent.name == "spark":
             group = "spark"
         else:
