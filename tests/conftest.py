@@ -10,6 +10,7 @@ import signal
 
 import pytest
 
+from tests.realkafka.release_times import release_of
 from tests.support.corpora import require_corpora
 
 # each real Kafka release's wall time in the summary (a plugin: see its docstring)
@@ -45,7 +46,7 @@ def pytest_collection_modifyitems(config, items):
     cluster, HDFS and S3 (one group); any other test shares its module's
     fixtures (the group is its file)."""
     for item in items:
-        version = getattr(getattr(item, "callspec", None), "params", {}).get("kafka_version")
+        version = release_of(item)
         if version is not None:
             group = f"kafka-{version}"
         elif item.path.parent.name == "spark":

@@ -20,6 +20,7 @@ from kafka.errors import KafkaTimeoutError, RequestTimedOutError
 
 from .cluster import ACTIVE, NodeExited
 from .jars import require_java_and_maven, selected_versions
+from .release_times import release_of
 from .workload import KafkaRun, run_release
 
 
@@ -94,7 +95,7 @@ def pytest_runtest_makereport(item, call):
     where its cluster ran: a pytest-xdist worker, whose reports reach the
     summary's process as they are); a failed one, Kafka's logs."""
     report = yield
-    version = getattr(getattr(item, "callspec", None), "params", {}).get("kafka_version")
+    version = release_of(item)
     if version is not None:
         report.user_properties.append(("kafka_version", version))
         report.user_properties.append(("kafka_workload", _workload_note(version)))

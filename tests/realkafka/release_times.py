@@ -17,6 +17,12 @@ RELEASE_SECONDS: "dict[str, float]" = defaultdict(float)
 WORKLOAD_NOTES: "dict[str, str]" = {}
 
 
+def release_of(item) -> "str | None":
+    """The Kafka release a test item runs against (its ``kafka_version``
+    parameter), None for a test of no release."""
+    return getattr(getattr(item, "callspec", None), "params", {}).get("kafka_version")
+
+
 def pytest_runtest_logreport(report):
     properties = dict(report.user_properties)
     version = properties.get("kafka_version")
