@@ -13,8 +13,9 @@ import pytest
 from tests.realkafka.release_times import release_of
 from tests.support.corpora import require_corpora
 
-# each real Kafka release's wall time in the summary (a plugin: see its docstring)
-pytest_plugins = ["tests.realkafka.release_times"]
+# each real Kafka release's wall time in the summary, and its tests in an order
+# that sets each of its module's clusters up once (plugins: see their docstrings)
+pytest_plugins = ["tests.realkafka.release_times", "tests.realkafka.release_order"]
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -40,15 +41,21 @@ def pytest_collection_modifyitems(config, items):
     the worker turns the marks into node ids (first: this file is registered
     before xdist's worker plugin, whose hook would otherwise run first and
     see no mark, and the groups would be one test each). What shares an
-    expensive set-up runs in one worker, which sets it up once. A real Kafka
-    release's tests share its workload cluster (the group is the release,
-    across modules); the Spark tests share a Spark session, the standalone
-    cluster, HDFS and S3 (one group); any other test shares its module's
-    fixtures (the group is its file)."""
+    expensive set-up runs in one worker, which sets it up once:
+
+    * every test of a real Kafka release, all releases in one group: their
+      clusters (a workload cluster per release, shared across modules, and
+      the live and combined ones) then run one after another, as they would
+      in one process, while the other worker runs the rest. Two releases'
+      clusters side by side (ten JVMs electing and registering on two cores)
+      starved each other's brokers, and per-release groups taking turns
+      (``cluster.ClusterSlot``) left a worker waiting for the other's
+      cluster: 25 minutes instead of about 21;
+    * the Spark tests (one session, the standalone cluster, HDFS and S3);
+    * any other test with its file (its module's fixtures)."""
     for item in items:
-        version = release_of(item)
-        if version is not None:
-            group = f"kafka-{version}"
+        if release_of(item) is not None:
+            group = "kafka-releases"
         elif item.path.parent.name == "spark":
             group = "spark"
         else:

@@ -51,14 +51,16 @@ ACTIVE: "list[KafkaCluster]" = []
 
 class ClusterSlot:
     """One machine's right to run Kafka clusters, held from a cluster's
-    format to its close: the suite's pytest-xdist workers take turns, so
-    two releases' clusters (ten JVMs, electing, registering brokers) never
-    starve each other on a 2-core machine; one stops the other's broker
-    with "a fatal error while waiting for the controller to acknowledge
-    that we are caught up" there. An exclusive ``flock`` on a file of the
-    jar cache, so that any test session of this user takes turns too; within
-    one process the slot is re-entered (a test holding a cluster may start
-    another), counted, and released by the last holder."""
+    format to its close. Two releases' clusters side by side (ten JVMs
+    electing and registering brokers) starve each other on a 2-core
+    machine: one stopped the other's broker with "a fatal error while
+    waiting for the controller to acknowledge that we are caught up". The
+    suite keeps every cluster in one pytest-xdist worker (``tests/conftest.py``);
+    this makes any other test session of this user, or a worker given
+    clusters by a changed grouping, wait its turn instead. An exclusive
+    ``flock`` on a file of the jar cache; within one process the slot is
+    re-entered (a test holding a cluster may start another), counted, and
+    released by the last holder."""
 
     def __init__(self):
         self._guard = threading.Lock()
