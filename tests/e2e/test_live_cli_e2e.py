@@ -17,6 +17,7 @@ from tests.support.fake_kraft import FakeQuorum
 from tests.support.cli import BIN, env, run_cli
 from tests.support.corpora import corpus_cases
 from tests.support.paths import CORPORA
+from tests.support.ports import refusing_ports
 from tests.support.replay import flat
 from tests.support.records import noop, topic, uid
 from tests.support.waiting import wait_until
@@ -147,16 +148,12 @@ def test_watch_prints_changes_appended_after_catch_up(quorum, tmp_path):
 
 
 def test_nothing_listening_exits_1_within_the_timeout_naming_the_addresses(tmp_path):
-    ports = []
-    for _ in range(2):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            ports.append(s.getsockname()[1])
-    controllers = f"1@127.0.0.1:{ports[0]},2@127.0.0.1:{ports[1]}"
-    started = time.monotonic()
-    p = subprocess.run([str(BIN), "-C", controllers, "--timeout", "2", "ls"],
-                       env=env(tmp_path), capture_output=True, text=True, timeout=30)
-    elapsed = time.monotonic() - started
+    with refusing_ports(2) as ports:
+        controllers = f"1@127.0.0.1:{ports[0]},2@127.0.0.1:{ports[1]}"
+        started = time.monotonic()
+        p = subprocess.run([str(BIN), "-C", controllers, "--timeout", "2", "ls"],
+                           env=env(tmp_path), capture_output=True, text=True, timeout=30)
+        elapsed = time.monotonic() - started
     assert p.returncode == 1 and p.stdout == ""
     assert f"127.0.0.1:{ports[0]}" in p.stderr and f"127.0.0.1:{ports[1]}" in p.stderr
     assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr

@@ -21,6 +21,7 @@ from __future__ import annotations
 import atexit
 import base64
 import fcntl
+import random
 import signal
 import socket
 import subprocess
@@ -114,14 +115,40 @@ def kafka_uuid() -> str:
 
 
 def free_port(taken: "set[int]") -> int:
-    """A loopback port nobody listens on now (and not already handed out)."""
+    """A loopback port nobody listens on now (and not already handed out),
+    from PORT_BAND: below the kernel's ephemeral ports, which every other
+    process of the suite is given (Spark's, HDFS's, S3Proxy's, clients'
+    own ends). A Kafka port from that range was taken by the other pytest
+    worker between its pick and the JVM's bind ("Address already in use"),
+    and a client reconnecting to a stopped node's port reached a Spark
+    driver's accumulator server that had been given it."""
     while True:
+        port = random.choice(PORT_BAND)
+        if port in taken:
+            continue
         with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port not in taken:
-            taken.add(port)
-            return port
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        taken.add(port)
+        return port
+
+
+def _port_band() -> range:
+    """Up to 16,384 ports just below the ephemeral range (Linux's
+    ``ip_local_port_range``, 32768-60999 by default), or above it where
+    too few are below."""
+    try:
+        low, high = (int(p) for p in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    except (OSError, ValueError):
+        low, high = 32768, 60999
+    if low - 1024 >= 4096:
+        return range(max(1024, low - 16384), low)
+    return range(high + 1, 65536)
+
+
+PORT_BAND = _port_band()
 
 
 def _version_tuple(version: str) -> "tuple[int, ...]":
@@ -192,6 +219,7 @@ class KafkaCluster:
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"kafka-{version}-"))
         self.cluster_id = kafka_uuid()
         self.nodes: dict[int, KafkaNode] = {}
+        self.ports: "set[int]" = set()     # every port handed to its nodes' listeners
         self._plan_nodes(controllers, brokers, combined)
         self.classpath = jars.kafka_classpath(version)
         self.log_option, _ = jars.log_config(version)
@@ -201,7 +229,7 @@ class KafkaCluster:
     # -- layout ---------------------------------------------------------------
 
     def _plan_nodes(self, controllers: int, brokers: int, combined: bool) -> None:
-        taken: set[int] = set()
+        taken = self.ports
         for node_id in range(1, controllers + 1):
             roles = ["broker", "controller"] if combined else ["controller"]
             self.nodes[node_id] = KafkaNode(node_id, roles, self.workdir)

@@ -110,11 +110,10 @@ class Secured:
 def secure(cluster: KafkaCluster, certs: Certificates) -> Secured:
     """Give each controller of ``cluster`` (not started yet) its SASLCTL and
     MTLSCTL listeners; the ``-C`` lists of both."""
-    taken: set[int] = set()
     sasl, mtls = [], []
     for node_id in cluster.controller_ids:
         node = cluster.nodes[node_id]
-        ports = (free_port(taken), free_port(taken))
+        ports = (free_port(cluster.ports), free_port(cluster.ports))
         cluster.node_config[node_id] = {"listeners": (
             f"CONTROLLER://127.0.0.1:{node.controller_port},"
             f"SASLCTL://127.0.0.1:{ports[0]},MTLSCTL://127.0.0.1:{ports[1]}")}

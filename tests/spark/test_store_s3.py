@@ -25,6 +25,7 @@ from tests.support import s3a, s3proxy
 from tests.support.fleet_rows import GENERATED, by_name, comparable, fleet_folders
 from tests.support.hadoop_jars import require_java_and_maven, s3a_jars
 from tests.support.paths import EXAMPLE
+from tests.support.ports import refusing_ports
 from tests.support.shell_tree import check_against_the_shell
 from tests.support.spark import by_cluster, require_spark
 
@@ -186,6 +187,6 @@ def test_wrong_secret_is_one_line_naming_the_uri(answer):
 
 
 def test_wrong_endpoint_is_one_line_and_exit_1_in_bounded_time(s3, tmp_path):
-    dead = f"http://127.0.0.1:{s3proxy.free_port()}"   # nothing listens there once it is free
-    last = _one_line_failure(s3a.settings(dead), FLEET, tmp_path)
+    with refusing_ports() as (port,):
+        last = _one_line_failure(s3a.settings(f"http://127.0.0.1:{port}"), FLEET, tmp_path)
     assert "refused" in last or "unable to execute http request" in last, last

@@ -16,6 +16,7 @@ import trustme
 from metashell.errors import LiveError
 from metashell.live import LiveConfig, Observer, SecurityConfig, StatusEvent, parse_controllers
 from metashell.live import protocol as p
+from tests.support.ports import refusing_ports
 from tests.support.waiting import wait_until
 
 CONTROLLER_APIS = {18: (0, 4), 1: (0, 17), 59: (0, 1), 55: (0, 2), 17: (0, 1), 36: (0, 2)}
@@ -104,14 +105,6 @@ def server():
         s.close()
 
 
-def free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def run(observer: Observer, limit: float = 10.0):
     """Drain events() in the calling thread; returns (events, error, seconds)."""
     t0 = time.monotonic()
@@ -126,9 +119,10 @@ def run(observer: Observer, limit: float = 10.0):
 
 
 def test_nothing_reachable_names_every_address():
-    a, b = free_port(), free_port()
-    observer = Observer(LiveConfig(parse_controllers(f"1@127.0.0.1:{a},2@127.0.0.1:{b}"), timeout=1.0))
-    events, error, seconds = run(observer)
+    with refusing_ports(2) as (a, b):
+        observer = Observer(LiveConfig(parse_controllers(f"1@127.0.0.1:{a},2@127.0.0.1:{b}"),
+                                       timeout=1.0))
+        events, error, seconds = run(observer)
     message = str(error)
     assert f"1@127.0.0.1:{a}" in message and f"2@127.0.0.1:{b}" in message and "refused" in message
     assert "\n" not in message and seconds < 4
