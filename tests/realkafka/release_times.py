@@ -19,8 +19,10 @@ WORKLOAD_NOTES: "dict[str, str]" = {}
 
 def release_of(item) -> "str | None":
     """The Kafka release a test item runs against (its ``kafka_version``
-    parameter), None for a test of no release."""
-    return getattr(getattr(item, "callspec", None), "params", {}).get("kafka_version")
+    parameter), None for a test of no release (or of an empty choice of
+    releases, whose parameter pytest sets to a marker object)."""
+    version = getattr(getattr(item, "callspec", None), "params", {}).get("kafka_version")
+    return version if isinstance(version, str) else None
 
 
 def pytest_runtest_logreport(report):
