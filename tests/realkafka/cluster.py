@@ -199,7 +199,10 @@ class KafkaCluster:
     ``release_version`` formats with that ``metadata.version``.
     ``broker_listeners`` {name: security protocol} gives every broker one more
     listener each (e.g. ``{"SASL": "SASL_PLAINTEXT"}``; their settings go in
-    ``extra_config`` as ``listener.name.sasl....``), see ``listener_bootstrap``."""
+    ``extra_config`` as ``listener.name.sasl....``), see ``listener_bootstrap``.
+    ``stop_cleanly=False``: ``close`` kills every JVM, for a cluster whose
+    files nobody reads afterwards (a clean stop takes seconds: the last
+    controller waits 5 s for peers that have gone)."""
 
     def __init__(self, version: str, controllers: int = 3, brokers: int = 1,
                  combined: bool = False, extra_config: "dict | None" = None,
@@ -207,7 +210,8 @@ class KafkaCluster:
                  node_config: "dict[int, dict] | None" = None,
                  dynamic_quorum: bool = False,
                  release_version: "str | None" = None,
-                 broker_listeners: "dict[str, str] | None" = None):
+                 broker_listeners: "dict[str, str] | None" = None,
+                 stop_cleanly: bool = True):
         jars.require_java_and_maven()
         self.version = version
         self.combined = combined
@@ -216,6 +220,7 @@ class KafkaCluster:
         self.dynamic_quorum = dynamic_quorum
         self.release_version = release_version
         self.broker_listeners = dict(broker_listeners or {})
+        self.stop_cleanly = stop_cleanly
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"kafka-{version}-"))
         self.cluster_id = kafka_uuid()
         self.nodes: dict[int, KafkaNode] = {}
@@ -393,11 +398,14 @@ class KafkaCluster:
         self.close()
 
     def close(self) -> None:
-        """Stop every JVM (the tools', then brokers, then controllers), forget the cluster."""
+        """Stop every JVM (the tools', then brokers, then controllers; or
+        kill them, see ``stop_cleanly``), forget the cluster."""
         self.close_tools()
         brokers_first = sorted(self.nodes.values(), key=lambda n: n.is_controller)
         for node in brokers_first:
-            if node.running():
+            if not self.stop_cleanly:
+                self.kill(node.node_id)
+            elif node.running():
                 self.stop(node.node_id)
         if self in ACTIVE:
             ACTIVE.remove(self)

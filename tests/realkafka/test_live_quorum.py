@@ -61,7 +61,7 @@ def cluster(kafka_version, kafka_workdir):
         certs = Certificates(workdir / "certs")
         config.update(secured_config(certs))
     c = KafkaCluster(kafka_version, controllers=3, brokers=1, workdir=workdir / "cluster",
-                     extra_config=config)
+                     extra_config=config, stop_cleanly=False)
     secured = secure(c, certs) if certs is not None else None
     with c:
         if secured is not None:
