@@ -170,6 +170,30 @@ def test_provenance_is_the_last_batch_of_metadata_records_after_leader_changes(t
     assert node(s.root, "/metadataQuorum/offset").value() == 3
 
 
+def test_a_snapshot_past_the_logs_last_metadata_batch_gives_its_own_offset_and_epoch(tmp_path):
+    """A 4.0.2 controller's newest snapshot also covered the leader change
+    after the log's last batch of metadata records (its id: that offset + 1
+    and the new epoch). Its metadata dir shows the snapshot's offset and
+    epoch, as a loader of that snapshot publishes; the log alone, its last
+    metadata batch's (the real-Kafka harness compares the dir with Kafka's
+    shell on the log, and leaves the provenance out there)."""
+    from tests.support.replay import Log, write_snapshot
+    from metashell.session.files import open_session
+    log_dir = tmp_path / "__cluster_metadata-0"
+    log = Log()
+    log.leader(1, epoch=1)                                    # offset 0
+    log.add(feature("metadata.version", 20))                  # offset 1
+    log.add(broker(1))                                        # offset 2
+    log.leader(2, epoch=2)                                    # offset 3
+    segment = log.write(log_dir)
+    write_snapshot(log_dir, log.next_offset, [feature("metadata.version", 20), broker(1)],
+                   epoch=2)
+    whole = node(open_session(log_dir).root, "/image/provenance").value()
+    alone = node(open_session(segment).root, "/image/provenance").value()
+    assert (whole["offset"], whole["epoch"]) == (3, 2)
+    assert (alone["offset"], alone["epoch"]) == (2, 1)
+
+
 def test_provenance_time_is_the_last_data_batchs_own(tmp_path):
     """A new leader's first data batch may carry an earlier time than the
     LeaderChange before it (its records were stamped when made): Kafka's
