@@ -95,11 +95,6 @@ def workload_config(version: str) -> "dict[str, str]":
         # 2-core machine never ends); the workload stops no controller
         "controller.quorum.fetch.timeout.ms": "10000",
         "controller.quorum.request.timeout.ms": "5000",
-        # a restarted broker registers once its old session has expired: 4.5 s
-        # instead of Kafka's 9 (the restart step took 10 s of each release's
-        # run); heartbeats every 0.5 s keep a busy machine's brokers unfenced
-        "broker.session.timeout.ms": "4500",
-        "broker.heartbeat.interval.ms": "500",
     }
     if tokens_supported(version):
         config["delegation.token.secret.key"] = "workload-token-secret"
