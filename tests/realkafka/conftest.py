@@ -35,6 +35,8 @@ def pytest_generate_tests(metafunc):
 # One workload run per release for the whole session, shared by every module
 # that asks for it (a failed run is remembered, not repeated).
 _RUNS: "dict[str, KafkaRun | BaseException]" = {}
+# why a release's first workload run failed, where it was run once more (in its note)
+_RETRIED: "dict[str, str]" = {}
 
 
 @pytest.fixture(scope="session")
@@ -75,6 +77,7 @@ def _run_release_once_more_if_a_node_died(version: str, workdir: Path) -> "Kafka
     except (NodeExited, TimeoutError, KafkaTimeoutError, RequestTimedOutError) as e:
         print(f"Kafka {version}: the workload cluster failed ({e}); running it once more",
               file=sys.stderr)
+        _RETRIED[version] = f"{type(e).__name__}: {e}"[:300]
     except Exception as e:  # noqa: BLE001 - remembered for the other modules
         return e
     try:
@@ -110,6 +113,8 @@ def _workload_note(version: str) -> str:
     if isinstance(run, KafkaRun):
         upgrade = [s for s in run.workload.steps if s.startswith("metadata.version")]
         skipped = [s for s, how in run.workload.steps.items() if how != "done"]
+        retried = _RETRIED.get(version)
         return (f"  (workload {run.seconds:.0f} s; {', '.join(upgrade)}"
-                + (f"; skipped: {', '.join(skipped)}" if skipped else "") + ")")
+                + (f"; skipped: {', '.join(skipped)}" if skipped else "")
+                + (f"; run twice, the first failed: {retried}" if retried else "") + ")")
     return "  (workload failed)" if run is not None else ""
