@@ -30,8 +30,9 @@ def test_each_test_file_runs_in_one_worker():
 
 def test_a_real_kafka_modules_tests_of_one_release_run_one_after_another():
     """Its module-scoped cluster is then set up once (tests/realkafka/release_order.py)."""
-    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-o", "addopts=", "-q", "-n", "0",
-                           "-p", "no:cacheprovider", "tests/realkafka/test_live_quorum.py"],
+    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-o", "addopts=",
+                           "-q", "-n", "0", "-p", "no:cacheprovider",
+                           "tests/realkafka/test_live_quorum.py"],
                           cwd=REPO, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "METASHELL_KAFKA_VERSIONS": "3.3.2,3.4.1,3.5.2"})
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

@@ -140,7 +140,8 @@ def _port_band() -> range:
     ``ip_local_port_range``, 32768-60999 by default), or above it where
     too few are below."""
     try:
-        low, high = (int(p) for p in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+        text = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text()
+        low, high = (int(p) for p in text.split())
     except (OSError, ValueError):
         low, high = 32768, 60999
     if low - 1024 >= 4096:
@@ -234,7 +235,6 @@ class KafkaCluster:
     # -- layout ---------------------------------------------------------------
 
     def _plan_nodes(self, controllers: int, brokers: int, combined: bool) -> None:
-        taken = self.ports
         for node_id in range(1, controllers + 1):
             roles = ["broker", "controller"] if combined else ["controller"]
             self.nodes[node_id] = KafkaNode(node_id, roles, self.workdir)
@@ -244,10 +244,10 @@ class KafkaCluster:
                 self.nodes[node_id] = KafkaNode(node_id, ["broker"], self.workdir)
         for node in self.nodes.values():
             if node.is_controller:
-                node.controller_port = free_port(taken)
+                node.controller_port = free_port(self.ports)
             if node.is_broker:
-                node.broker_port = free_port(taken)
-                node.extra_ports = {name: free_port(taken) for name in self.broker_listeners}
+                node.broker_port = free_port(self.ports)
+                node.extra_ports = {name: free_port(self.ports) for name in self.broker_listeners}
 
     @property
     def controller_ids(self) -> "list[int]":
